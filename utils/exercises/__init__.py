@@ -13,6 +13,7 @@ module ``chNN.py`` of this package, found automatically.
 from __future__ import annotations
 
 import importlib
+import math
 import numbers
 import pkgutil
 from dataclasses import dataclass
@@ -50,14 +51,20 @@ def register(id: str, prompt: str, atol: float = 1e-4, hint: str = ""):
     return wrap
 
 
-def _describe(x) -> str:
+def _a(word: str) -> str:
+    """'an int', 'a float': the indefinite article for ``word``."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def _describe(x, value: bool = True) -> str:
+    """Say what ``x`` is: type and shape, and with ``value`` the value of a scalar."""
     if isinstance(x, torch.Tensor):
         return f"a torch.Tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
     if isinstance(x, np.ndarray):
         return f"a numpy array of shape {x.shape}"
     if isinstance(x, (list, tuple)):
-        return f"a {type(x).__name__} of length {len(x)}"
-    return f"a {type(x).__name__} ({x!r})"
+        return f"{_a(type(x).__name__)} of length {len(x)}"
+    return _a(type(x).__name__) + (f" ({x!r})" if value else "")
 
 
 def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str | None:
@@ -69,7 +76,7 @@ def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str |
     """
     if isinstance(expected, bool) or isinstance(expected, str):
         if type(answer) is not type(expected):
-            return f"{path} should be a {type(expected).__name__}, got {_describe(answer)}"
+            return f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
         if answer != expected:
             return f"{path} is {answer!r}, which is not right"
         return None
@@ -104,12 +111,14 @@ def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str |
                 answer = answer.item()
             else:
                 return f"{path} should be a number, got {_describe(answer)}"
+        if math.isnan(answer):
+            return f"{path} is NaN, expected a number"
         if abs(answer - expected) > atol:
             return f"{path} is {answer:.6g}, which is not within {atol:g} of the right value"
         return None
     if isinstance(expected, dict):
         if not isinstance(answer, dict):
-            return f"{path} should be a dict, got {_describe(answer)}"
+            return f"{path} should be {_a('dict')}, got {_describe(answer)}"
         missing = [k for k in expected if k not in answer]
         if missing:
             return f"{path} is missing the key(s) {missing}"
@@ -123,7 +132,7 @@ def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str |
         return None
     if isinstance(expected, (list, tuple)):
         if not isinstance(answer, (list, tuple)):
-            return f"{path} should be a {type(expected).__name__}, got {_describe(answer)}"
+            return f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
         if len(answer) != len(expected):
             return f"{path} has {len(answer)} items, expected {len(expected)}"
         for i, (a, e) in enumerate(zip(answer, expected)):
@@ -150,10 +159,11 @@ def check(id: str, answer) -> bool:
     if id not in EXERCISES:
         raise KeyError(f"no exercise {id!r}; known exercises: {sorted(EXERCISES)}")
     ex = EXERCISES[id]
-    expected = ex.expected()
+    with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
+        expected = ex.expected()
     if answer is ...:
         print(f"Exercise {id}: not answered yet. {ex.prompt} "
-              f"Expected {_describe(expected).split(' (')[0]}.")
+              f"Expected {_describe(expected, value=False)}.")
         return False
     msg = compare(answer, expected, ex.atol)
     if msg is None:
