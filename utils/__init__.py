@@ -11,3 +11,5 @@ from .layers import DecoderLayer, EncoderLayer, LayerNorm, PositionwiseFeedForwa
 from .masks import BOS_ID, EOS_ID, PAD_ID, causal_mask, padding_mask, shift_right, target_mask
 from .model import BASE, TINY, Transformer, count_parameters
 from .plotting import heatmap
+from .training import (LabelSmoothingLoss, exact_match, length_batches, load_checkpoint, make_optimizer, rate,
+                       reversal_batch, save_checkpoints, train)

@@ -1,0 +1,111 @@
+"""Benchmark (run on demand, not collected by pytest):
+
+    .venv/bin/python bench/training.py [--repeats 5] [--steps 200] [--threads 1] [--full]
+
+Measures, in one run, the time of one training step (forward, label-smoothed
+loss, backward, Adam) of the course's ``Transformer(**TINY)`` and of
+``torch.nn.Transformer`` with the same configuration (d_model 64, 4 heads,
+2 + 2 layers, d_ff 256, dropout 0.1, batch_first) wrapped in the same shared
+embedding, positions and tied output layer, on the same batches. Alternates
+the two models ``--repeats`` times and reports medians (the machine is shared).
+With ``--full`` it also times the whole 3,000-step ``train`` of chapter 10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pathlib
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from utils import TINY, Transformer, padding_mask, positional_encoding, set_seed, shift_right, target_mask  # noqa: E402
+from utils.training import LabelSmoothingLoss, make_optimizer, reversal_batch, train  # noqa: E402
+
+
+class TorchTransformer(nn.Module):
+    """nn.Transformer inside the course's shared embedding, positions and tied output layer."""
+
+    def __init__(self, vocab_size=13, d_model=64, h=4, d_ff=256, N=2, p_drop=0.1):
+        super().__init__()
+        self.d_model = d_model
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.register_buffer("pe", positional_encoding(512, d_model), persistent=False)
+        self.dropout = nn.Dropout(p_drop)
+        self.transformer = nn.Transformer(d_model, h, N, N, d_ff, p_drop, batch_first=True)
+
+    def forward(self, src, tgt):
+        x = self.dropout(self.embed(src) * math.sqrt(self.d_model) + self.pe[: src.size(1)])
+        y = self.dropout(self.embed(tgt) * math.sqrt(self.d_model) + self.pe[: tgt.size(1)])
+        causal = nn.Transformer.generate_square_subsequent_mask(tgt.size(1), dtype=torch.bool)
+        out = self.transformer(x, y, tgt_mask=causal, src_key_padding_mask=src == 0,
+                               tgt_key_padding_mask=tgt == 0, memory_key_padding_mask=src == 0,
+                               tgt_is_causal=True)
+        return out @ self.embed.weight.T
+
+
+def step_times(model, course, batches, repeat_steps):
+    optimizer, scheduler = make_optimizer(model, 400) if course else (None, None)
+    if not course:
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9, fused=True)
+    criterion = LabelSmoothingLoss(0.1)
+    model.train()
+
+    def one(src, tgt):
+        tgt_in = shift_right(tgt)
+        if course:
+            logits = model(src, tgt_in, padding_mask(src), target_mask(tgt_in))
+        else:
+            logits = model(src, tgt_in)
+        loss = criterion(logits, tgt)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+
+    for src, tgt in batches[:10]:  # warm-up
+        one(src, tgt)
+    start = time.perf_counter()
+    for i in range(repeat_steps):
+        one(*batches[i % len(batches)])
+    return (time.perf_counter() - start) / repeat_steps
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--full", action="store_true")
+    args = parser.parse_args()
+    set_seed(0, threads=args.threads)
+    generator = torch.Generator().manual_seed(0)
+    batches = [reversal_batch(64, generator) for _ in range(50)]
+    ours, theirs = [], []
+    for r in range(args.repeats):
+        set_seed(r, threads=args.threads)
+        ours.append(step_times(Transformer(**TINY), True, batches, args.steps))
+        set_seed(r, threads=args.threads)
+        theirs.append(step_times(TorchTransformer(), False, batches, args.steps))
+        print(f"repeat {r}: course {ours[-1] * 1e3:.2f} ms/step, nn.Transformer {theirs[-1] * 1e3:.2f} ms/step",
+              flush=True)
+    a, b = statistics.median(ours), statistics.median(theirs)
+    print(f"median step time ({args.threads} thread(s)): course {a * 1e3:.2f} ms, nn.Transformer {b * 1e3:.2f} ms, "
+          f"ratio {a / b:.3f} (target <= 0.9)")
+    if args.full:
+        set_seed(0, threads=args.threads)
+        test = reversal_batch(500, torch.Generator().manual_seed(1))
+        start = time.perf_counter()
+        train(Transformer(**TINY), 3000, test=test)
+        print(f"full 3,000-step training: {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

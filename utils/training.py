@@ -1,0 +1,292 @@
+"""Training the Transformer (paper section 5): the reversal task's data,
+batching by length, the learning-rate schedule, label smoothing, the training
+loop and the shipped checkpoints of the tiny model."""
+
+from __future__ import annotations
+
+import pathlib
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
+from .model import TINY, Transformer
+
+
+def _check_positive_int(**values):
+    for name, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _check_logits_target(logits, target):
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
+        raise TypeError(f"logits must be a floating-point tensor (..., V), got {getattr(logits, 'dtype', type(logits).__name__)}")
+    if not isinstance(target, torch.Tensor) or target.dtype != torch.long:
+        raise TypeError(f"target must be a torch.long tensor of class ids, got {getattr(target, 'dtype', type(target).__name__)}")
+    if logits.shape[:-1] != target.shape:
+        raise ValueError(f"logits (..., V) must match target (...): got logits {tuple(logits.shape)}, target {tuple(target.shape)}")
+
+
+#: Where the tiny model's trained weights are shipped (float32 state_dicts).
+CHECKPOINT_DIR = pathlib.Path(__file__).resolve().parent / "checkpoints"
+#: Chapter 10's 500 held-out test sequences come from this seed (training uses seed 0).
+TEST_SEED = 1
+
+
+def reversal_batch(batch_size, generator, min_len=3, max_len=8):
+    """A batch of the reversal task: source letters and their reversal plus </s>.
+
+    Each row has a length drawn uniformly from min_len..max_len and letters
+    drawn uniformly from ids 3..12 (a..j). ``src`` is padded with PAD_ID to
+    the longest row; ``tgt`` is the reversed source followed by EOS_ID, one
+    position longer. The decoder reads ``shift_right(tgt)``.
+
+    Shapes: src (batch_size, L) and tgt (batch_size, L + 1), dtype long, where
+    L is the longest length drawn. Same generator state, same batch.
+
+    Raises:
+        ValueError: a size is not a positive int, or min_len > max_len.
+    """
+    _check_positive_int(batch_size=batch_size, min_len=min_len, max_len=max_len)
+    if min_len > max_len:
+        raise ValueError(f"min_len={min_len} must not exceed max_len={max_len}")
+    lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
+    L = int(lengths.max())
+    letters = torch.randint(3, 13, (batch_size, L), generator=generator)
+    pos = torch.arange(L)
+    real = pos < lengths[:, None]  # (batch, L): True on real tokens
+    src = letters.masked_fill(~real, PAD_ID)
+    mirror = (lengths[:, None] - 1 - pos).clamp(min=0)  # target position i reads source n - 1 - i
+    tgt = torch.full((batch_size, L + 1), PAD_ID)
+    tgt[:, :L] = src.gather(1, mirror).masked_fill(~real, PAD_ID)
+    tgt[torch.arange(batch_size), lengths] = EOS_ID
+    return src, tgt
+
+
+def length_batches(lengths, max_tokens, sort=True):
+    """Group examples of similar length into batches of at most ``max_tokens`` (section 5.1).
+
+    Sort the examples by length, then fill each batch until one more example
+    would make (examples x longest length) exceed the budget: padded tokens
+    count, so similar lengths waste little.
+
+    Args:
+        lengths: sequence of positive ints, one per example.
+        max_tokens: token budget per batch (25,000 in the paper).
+        sort: False keeps the given order (random batching, for comparison).
+
+    Returns:
+        A list of batches, each a list of example indices.
+
+    Raises:
+        ValueError: ``max_tokens`` is not a positive int or is smaller than
+            the longest example.
+    """
+    lengths = [int(n) for n in lengths]
+    _check_positive_int(max_tokens=max_tokens)
+    if lengths and max(lengths) > max_tokens:
+        raise ValueError(f"an example of length {max(lengths)} does not fit max_tokens={max_tokens}")
+    batches, batch, longest = [], [], 0
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i]) if sort else range(len(lengths))
+    for i in order:
+        if batch and (len(batch) + 1) * max(longest, lengths[i]) > max_tokens:
+            batches.append(batch)
+            batch, longest = [], 0
+        batch.append(i)
+        longest = max(longest, lengths[i])
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def rate(step, d_model, warmup, factor=1.0):
+    """lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3, eq. 3).
+
+    The rate rises linearly for ``warmup`` steps, peaks at
+    d_model^-0.5 * warmup^-0.5, then decays as 1/sqrt(step).
+    Step 0 is treated as step 1: ``LambdaLR`` calls this function with step 0
+    when it is built, and 0^-0.5 would be infinite. So the first two updates
+    both use rate(1).
+
+    Raises:
+        ValueError: ``step`` is negative, or d_model / warmup is not positive.
+    """
+    if step < 0 or d_model <= 0 or warmup <= 0:
+        raise ValueError(f"need step >= 0, d_model > 0, warmup > 0; got {step}, {d_model}, {warmup}")
+    step = max(step, 1)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def make_optimizer(model, warmup, factor=1.0):
+    """Adam(beta1=0.9, beta2=0.98, eps=1e-9) driven by ``rate`` (section 5.3).
+
+    Adam's own lr is 1, so LambdaLR's multiplier *is* the learning rate.
+    Returns (optimizer, scheduler); call scheduler.step() after each optimizer.step().
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
+    d_model = model.embed.d_model
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, warmup, factor))
+    return optimizer, scheduler
+
+
+class LabelSmoothingLoss(nn.Module):
+    """Cross-entropy against a smoothed target (section 5.4, eps_ls = 0.1).
+
+    The target distribution gives every one of the V classes eps_ls / V and
+    the right class 1 - eps_ls on top: with V = 13, 0.9077 and 0.0077. The
+    loss is -sum_c q_c log p_c, averaged over the positions whose target is
+    not ``ignore_index`` (padding adds nothing, whatever its logits). This is
+    ``nn.CrossEntropyLoss(label_smoothing=eps_ls, ignore_index=ignore_index)``.
+
+    Shapes: logits (..., V) float; target (...) long ids; returns a scalar.
+
+    Raises:
+        TypeError, ValueError: logits and target do not fit together.
+    """
+
+    def __init__(self, eps_ls=0.1, ignore_index=PAD_ID):
+        super().__init__()
+        if not 0.0 <= eps_ls < 1.0:
+            raise ValueError(f"eps_ls must lie in [0, 1), got {eps_ls}")
+        self.eps_ls, self.ignore_index = eps_ls, ignore_index
+
+    def forward(self, logits, target):
+        _check_logits_target(logits, target)
+        keep = target != self.ignore_index  # positions that count
+        log_p = F.log_softmax(logits[keep], dim=-1)  # (n, V)
+        nll = -log_p.gather(-1, target[keep][:, None])[:, 0]  # -log p(right token)
+        uniform = -log_p.mean(dim=-1)  # -(1/V) sum_c log p_c
+        return ((1 - self.eps_ls) * nll + self.eps_ls * uniform).mean()
+
+
+def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
+          test=None, eval_every=100, log_every=500, keep_last=5):
+    """Train on the reversal task with the paper's recipe (section 5).
+
+    Each step draws a fresh batch (``reversal_batch``, its generator seeded
+    with ``seed``; dropout uses PyTorch's global generator), computes the
+    label-smoothed loss of the shifted decoder input, and takes one Adam step
+    at ``rate``. Every ``eval_every`` steps the label-smoothed loss on
+    ``test`` = (src, tgt) is measured in eval mode; every ``log_every`` steps
+    a line is printed; the weights at the last ``keep_last`` multiples of
+    ``eval_every`` are kept. Leaves the model in eval mode.
+
+    Returns:
+        dict with "train_loss" (a (steps,) tensor), "test_step" and
+        "test_loss" (lists), and "checkpoints" {step: state_dict copy}.
+
+    Raises:
+        ValueError: ``steps``, ``eval_every`` or ``log_every`` is not a positive int.
+    """
+    _check_positive_int(steps=steps, eval_every=eval_every, log_every=log_every)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer, scheduler = make_optimizer(model, warmup)
+    criterion = LabelSmoothingLoss(eps_ls)
+    train_loss = torch.zeros(steps)
+    history = dict(test_step=[], test_loss=[], checkpoints={})
+    model.train()
+    for step in range(1, steps + 1):
+        src, tgt = reversal_batch(batch_size, generator)
+        tgt_in = shift_right(tgt)  # masks built once per batch:
+        logits = model(src, tgt_in, padding_mask(src), target_mask(tgt_in))
+        loss = criterion(logits, tgt)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        train_loss[step - 1] = loss.detach()
+        if step % eval_every == 0 and test is not None:
+            model.eval()
+            with torch.no_grad():
+                logits = model(test[0], shift_right(test[1]))
+                history["test_loss"].append(criterion(logits, test[1]).item())
+            history["test_step"].append(step)
+            model.train()
+        if step % eval_every == 0 and step > steps - keep_last * eval_every:
+            history["checkpoints"][step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if step % log_every == 0:
+            mean = train_loss[step - log_every : step].mean().item()
+            extra = f"  test loss {history['test_loss'][-1]:.4f}" if test is not None else ""
+            print(f"step {step:5d}  lr {scheduler.get_last_lr()[0]:.6f}  train loss {mean:.4f}{extra}")
+    model.eval()
+    return dict(train_loss=train_loss, **history)
+
+
+def _greedy(model, src, max_extra=1):
+    """Greedy decoding for evaluation: src (batch, S) -> ids (batch, S + max_extra)."""
+    src_mask = padding_mask(src)
+    memory = model.encode(src, src_mask)
+    ys = torch.full((src.size(0), 1), BOS_ID)
+    for _ in range(src.size(1) + max_extra):
+        logits = model.generator(model.decode(ys, memory, src_mask, target_mask(ys))[:, -1])
+        ys = torch.cat([ys, logits.argmax(-1, keepdim=True)], dim=1)
+    return ys[:, 1:]
+
+
+@torch.no_grad()
+def exact_match(model, src, tgt, decode=_greedy):
+    """Fraction of rows whose decoded output equals ``tgt`` up to and including </s>.
+
+    ``decode(model, src)`` must return (batch, n) ids of the output after <s>
+    (greedy by default). Tokens after </s> are ignored.
+
+    Raises:
+        ValueError: src and tgt have different batch sizes.
+    """
+    if src.size(0) != tgt.size(0):
+        raise ValueError(f"src and tgt need the same batch size, got {src.size(0)} and {tgt.size(0)}")
+    model.eval()
+    out = decode(model, src)
+    n = tgt.size(1)
+    if out.size(1) < n:
+        out = F.pad(out, (0, n - out.size(1)), value=PAD_ID)
+    real = tgt != PAD_ID
+    return ((out[:, :n] == tgt) | ~real).all(dim=1).float().mean().item()
+
+
+def save_checkpoints(checkpoints, directory=CHECKPOINT_DIR):
+    """Write each {step: state_dict} of ``train`` to directory/tiny_step{step}.pt; return the paths."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for step, state in sorted(checkpoints.items()):
+        paths.append(directory / f"tiny_step{step}.pt")
+        torch.save(state, paths[-1])
+    return paths
+
+
+def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
+    """The tiny model ``Transformer(**TINY)`` with the weights saved for ``step``, in eval mode.
+
+    The course ships the weights that chapter 10 trains (steps 2,600 to 3,000,
+    every 100) in ``utils/checkpoints/``; chapters 11 and 12 load them.
+
+    Raises:
+        FileNotFoundError: no checkpoint for that step (the message lists those present).
+    """
+    path = pathlib.Path(directory) / f"tiny_step{step}.pt"
+    if not path.is_file():
+        present = sorted(int(p.stem.removeprefix("tiny_step")) for p in pathlib.Path(directory).glob("tiny_step*.pt"))
+        raise FileNotFoundError(f"no checkpoint for step {step} in {directory}; steps present: {present}")
+    model = Transformer(**TINY)
+    model.load_state_dict(torch.load(path, weights_only=True))
+    return model.eval()
+
+
+def _main():
+    """Retrain the tiny model exactly as chapter 10 does and rewrite the shipped checkpoints."""
+    from .env import set_seed
+
+    set_seed(0)
+    test = reversal_batch(500, torch.Generator().manual_seed(TEST_SEED))
+    model = Transformer(**TINY)
+    history = train(model, 3000, test=test)
+    print(f"exact match: {exact_match(model, *test):.1%}")
+    for path in save_checkpoints(history["checkpoints"]):
+        print("wrote", path)
+
+
+if __name__ == "__main__":
+    _main()
