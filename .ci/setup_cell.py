@@ -1,0 +1,19 @@
+# Course setup: make the course's `utils` package importable. In a checkout of the
+# course it does nothing visible. Elsewhere (Colab, Kaggle, a downloaded notebook)
+# it clones the course next to the notebook and pip-installs only the packages that
+# are missing; it never installs or upgrades torch (Colab and Kaggle ship it).
+import importlib.util, os, pathlib, subprocess, sys
+COURSE_REPO = "https://github.com/aiayn-course/attention-rebuilt"
+here = pathlib.Path.cwd().resolve()
+is_course = lambda p: (p / "utils" / "__init__.py").is_file() and (p / "_toc.yml").is_file()
+root = next((p for p in (here, *here.parents) if is_course(p)), here / COURSE_REPO.rsplit("/", 1)[-1])
+if not is_course(root):
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError("This course needs PyTorch; install it (https://pytorch.org), then rerun this cell.")
+    source = os.environ.get("COURSE_SOURCE", COURSE_REPO)  # COURSE_SOURCE: a fork or a local copy
+    subprocess.run(["git", "clone", "--quiet", "--depth", "1", source, str(root)], check=True)
+missing = [m for m in ("numpy", "matplotlib") if importlib.util.find_spec(m) is None]
+if missing:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
+if str(root) not in sys.path:
+    sys.path.insert(0, str(root))

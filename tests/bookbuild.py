@@ -1,0 +1,34 @@
+"""Build the book's editions for the tests, once per session (see the fixtures in conftest.py).
+
+The builds run ``utils/book/editions.py``, the script behind ``bash .ci/build``, so the
+tests check the documented commands. ``COURSE_BUILD_DIR`` moves the output (default:
+the repository's ``_build/``); the student edition goes to ``<that>/_build/student``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+from notebooks import ROOT
+
+_spec = importlib.util.spec_from_file_location("course_editions", ROOT / "utils" / "book" / "editions.py")
+editions = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(editions)
+
+HTML = editions.html_dir("instructor")
+STUDENT_HTML = editions.html_dir("student")
+
+
+def build(edition: str) -> tuple[int, str]:
+    """Run ``editions.py EDITION``; return (exit code, combined log)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "utils" / "book" / "editions.py"), edition],
+                          capture_output=True, text=True, cwd=ROOT, env=os.environ.copy())
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def sphinx_warnings(log: str) -> list[str]:
+    """Sphinx's own warnings ("file:line: WARNING: ..."), not the kernel's log lines."""
+    return [l for l in log.splitlines() if ("WARNING:" in l or "ERROR:" in l) and "[IPKernelApp]" not in l]

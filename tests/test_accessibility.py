@@ -1,0 +1,160 @@
+"""Every image of the built book can be read without seeing it.
+
+Rules (checked on the instructor edition, which has every page):
+
+1. Every ``<img>`` has alt text that is not empty and not a file name or path.
+2. Every image in a page's content is a captioned figure, with alt text of at least
+   four words that says what it shows.
+3. A plot carries numbers, so its numbers must also be given as text near it. A figure
+   made by a code cell passes if its alt text and caption hold at least three numbers,
+   or the printed output or prose within two blocks before or after it does (a printed
+   matrix or table, or a sentence with the values). A figure without data (a diagram)
+   passes with a long description instead: a caption of at least 25 words.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from bookbuild import HTML
+from notebooks import toc_files
+
+FILE_NAME = re.compile(r"^[\w./\\:-]*\.(png|jpe?g|gif|svg|webp|pdf)$", re.I)
+NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?%?(?![\w])")
+NEARBY_BLOCKS = 2
+MIN_NUMBERS = 3
+LONG_CAPTION_WORDS = 25
+MIN_ALT_WORDS = 4
+
+
+def pages():
+    return [n for n in toc_files()]
+
+
+def soup_of(name):
+    path = HTML / f"{name}.html"
+    assert path.is_file(), f"{path} was not built"
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def numbers(text: str) -> list[str]:
+    return NUMBER.findall(text or "")
+
+
+def caption_text(figure) -> str:
+    cap = figure.find("figcaption")
+    if cap is None:
+        return ""
+    cap = BeautifulSoup(str(cap), "html.parser")
+    for junk in cap.select(".caption-number, a.headerlink"):
+        junk.decompose()
+    return cap.get_text(" ", strip=True)
+
+
+def blocks(article):
+    """Top-level reading blocks of a page in document order: prose and cell outputs, not code."""
+    out = []
+
+    def walk(node):
+        for child in getattr(node, "children", []):
+            if getattr(child, "name", None) is None:
+                continue
+            classes = child.get("class", [])
+            if "cell_input" in classes or child.name in ("figure", "script", "style"):
+                continue
+            if "cell_output" in classes or child.name in ("p", "table", "li", "pre", "dl") or "math" in classes:
+                out.append(child)
+            else:
+                walk(child)
+
+    walk(article)
+    return out
+
+
+def text_without_figures(block) -> str:
+    block = BeautifulSoup(str(block), "html.parser")
+    for fig in block.find_all("figure"):
+        fig.decompose()
+    return block.get_text(" ", strip=True)
+
+
+def alt_problem(img, where):
+    alt = (img.get("alt") or "").strip()
+    src = img.get("src", "")
+    if not alt:
+        return f"{where}: <img src={src}> has no alt text"
+    if FILE_NAME.match(alt) or alt == src.rsplit("/", 1)[-1]:
+        return (f"{where}: <img src={src}> has a file name as alt text ({alt!r}): give the figure cell "
+                "mystnb image alt metadata that says what it shows")
+    return None
+
+
+def problems(soup, name) -> list[str]:
+    """Every broken rule on one page, as sentences (empty: the page passes)."""
+    found = [p for img in soup.find_all("img") if (p := alt_problem(img, name))]
+    article = soup.select_one("article") or soup
+    order = blocks(article)
+    for img in article.find_all("img"):
+        alt, src = (img.get("alt") or "").strip(), img.get("src", "")
+        if alt and len(alt.split()) < MIN_ALT_WORDS:
+            found.append(f"{name}: alt text {alt!r} of {src} is too short to say what the figure shows")
+        figure = img.find_parent("figure")
+        if figure is None or not caption_text(figure):
+            found.append(f"{name}: image {src} ({alt[:60]}) has no figure caption: "
+                         "add mystnb figure caption metadata")
+            continue
+        output = img.find_parent("div", class_="cell_output")
+        if output is None:
+            continue  # an image in prose, not a plot
+        caption = caption_text(figure)
+        if len(numbers(alt + " " + caption)) >= MIN_NUMBERS or len(caption.split()) >= LONG_CAPTION_WORDS:
+            continue
+        i = next(k for k, b in enumerate(order) if b is output)
+        near = order[max(0, i - NEARBY_BLOCKS): i + NEARBY_BLOCKS + 1]
+        if len([n for b in near for n in numbers(text_without_figures(b))]) < MIN_NUMBERS:
+            found.append(
+                f"{name}: figure {figure.get('id') or src} ({alt[:60]}) shows data but its numbers are not "
+                f"given as text: print them (a matrix, a table) in the figure's cell or next to it, write "
+                f"them in a sentence or the caption, or describe a diagram in a caption of "
+                f"{LONG_CAPTION_WORDS}+ words")
+    return found
+
+
+@pytest.mark.parametrize("name", pages())
+def test_images_have_alt_text_captions_and_numbers_in_text(built_book, name):
+    found = problems(soup_of(name), name)
+    assert not found, "\n".join(found)
+
+
+def _page(body):
+    return BeautifulSoup(f"<html><body><img src='logo.png' alt='Colab logo'><article>{body}</article>"
+                         "</body></html>", "html.parser")
+
+
+def _cell(figure, printed=""):
+    out = f"<div class='output stream highlight-myst-ansi'><pre>{printed}</pre></div>" if printed else ""
+    return (f"<div class='cell'><div class='cell_input'><pre>plot(0.1, 0.2, 0.3)</pre></div>"
+            f"<div class='cell_output'>{figure}{out}</div></div>")
+
+
+FIG = ("<figure id='fig-x'><img src='../_images/ab12.png' alt='{alt}'><figcaption><p>"
+       "<span class='caption-number'>Fig. 1 </span><span class='caption-text'>{cap}</span></p></figcaption></figure>")
+
+
+def test_the_rules_catch_bad_figures():
+    heat = "Heat map of the attention weights of three tokens"
+    ok_numbers = _page(_cell(FIG.format(alt=heat, cap="Weights: rows sum to 1.")) + "<p>Row 1 is 0.40, 0.20, 0.40.</p>")
+    ok_printed = _page(_cell(FIG.format(alt=heat, cap="Weights."), printed="[[0.40 0.20 0.40]]"))
+    ok_diagram = _page(_cell(FIG.format(alt="Diagram of a post-norm and a pre-norm layer side by side",
+                                        cap=" ".join(["word"] * LONG_CAPTION_WORDS))))
+    for soup in (ok_numbers, ok_printed, ok_diagram):
+        assert problems(soup, "ok") == []
+    assert "has no alt text" in problems(_page(_cell("<img src='a.png'>")), "x")[0]
+    assert "file name as alt" in problems(_page(_cell(FIG.format(alt="ab12.png", cap="c"))), "x")[0]
+    assert "too short" in problems(_page(_cell(FIG.format(alt="plot", cap="A plot of 1, 2, 3."))), "x")[0]
+    assert "no figure caption" in problems(_page(_cell(f"<img src='a.png' alt='{heat}'>")), "x")[0]
+    missing = problems(_page(_cell(FIG.format(alt=heat, cap="Weights.")) + "<p>See the code: 1 figure.</p>"), "x")
+    assert len(missing) == 1 and "numbers are not given as text" in missing[0]

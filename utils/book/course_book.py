@@ -1,0 +1,105 @@
+"""Sphinx extension for the course book (loaded by ``_config.yml`` ``sphinx.local_extensions``).
+
+It does two things the book theme does not:
+
+* adds a **Kaggle** entry next to Colab in the rocket (launch) menu of every
+  notebook page. Like the Colab link, it points at the page's ``.ipynb`` in the
+  repository; both are derived from ``_config.yml`` ``repository.url`` and
+  ``repository.branch``, the one place the address is written.
+* in the student edition (``hide_solutions: true``, see ``utils/book/editions.py``),
+  removes ``{solution}`` blocks from the notebook and source copies the theme
+  publishes under ``_sources/`` for download, so no solution text ships in it.
+
+This is build plumbing, not course content: it is not part of the ``utils`` package
+the chapters import.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+
+KAGGLE_URL = "https://kaggle.com/kernels/welcome?src="
+
+# Opening line of a MyST solution block: ```{solution} or :::{solution}
+_OPEN = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\{solution\}")
+
+
+def notebook_repo_path(app, pagename: str) -> str | None:
+    """Repository-relative path of the ``.ipynb`` paired with ``pagename``, or None."""
+    source = pathlib.Path(app.env.doc2path(pagename))
+    ipynb = source.with_suffix(".ipynb")
+    if not ipynb.is_file():
+        return None
+    rel = ipynb.resolve().relative_to(pathlib.Path(app.srcdir).resolve()).as_posix()
+    prefix = app.config.html_theme_options.get("path_to_docs", "").strip("/")
+    return f"{prefix}/{rel}" if prefix else rel
+
+
+def kaggle_url(repo_url: str, branch: str, path: str) -> str:
+    """Kaggle's "open a notebook from GitHub" link for ``path`` in the repository."""
+    return f"{KAGGLE_URL}{repo_url.rstrip('/')}/blob/{branch}/{path}"
+
+
+def add_kaggle_button(app, pagename, templatename, context, doctree):
+    """Append a Kaggle link to the theme's launch menu (runs after the theme fills it)."""
+    groups = [b for b in context.get("header_buttons", []) if b.get("label") == "launch-buttons"]
+    if not groups:
+        return
+    opts = app.config.html_theme_options
+    repo_url = opts.get("repository_url", "")
+    path = notebook_repo_path(app, pagename)
+    if not repo_url.startswith("https://github.com/") or path is None:
+        return
+    groups[0]["buttons"].append({
+        "type": "link",
+        "text": "Kaggle",
+        "tooltip": "Launch on Kaggle",
+        "icon": "fab fa-kaggle",
+        "label": "kaggle-button",
+        "url": kaggle_url(repo_url, opts.get("repository_branch") or "main", path),
+    })
+
+
+def strip_solutions(text: str) -> str:
+    """Remove every ``{solution}`` block (backtick or colon fenced) from MyST text."""
+    out, fence = [], None
+    for line in text.splitlines(keepends=True):
+        if fence is None:
+            m = _OPEN.match(line)
+            if m:
+                fence = m.group("fence")
+                continue
+            out.append(line)
+        elif re.match(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$", line):
+            fence = None
+    return "".join(out)
+
+
+def _strip_notebook(path: pathlib.Path) -> None:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            cell["source"] = strip_solutions(src)
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def strip_published_sources(app, exception):
+    """Student edition: take solution blocks out of the downloadable copies in ``_sources``."""
+    if exception is not None or not getattr(app.config, "hide_solutions", False) or app.builder.format != "html":
+        return
+    sources = pathlib.Path(app.outdir) / "_sources"
+    for path in sorted(sources.rglob("*")) if sources.is_dir() else []:
+        if path.suffix == ".ipynb":
+            _strip_notebook(path)
+        elif path.suffix in (".md", ".txt"):
+            path.write_text(strip_solutions(path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def setup(app):
+    # The theme fills the launch menu at priority 501; add Kaggle after it.
+    app.connect("html-page-context", add_kaggle_button, priority=502)
+    app.connect("build-finished", strip_published_sources)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
