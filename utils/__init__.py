@@ -5,6 +5,7 @@ fails if a chapter and this package disagree.
 """
 
 from .attention import MultiHeadAttention, scaled_dot_product_attention
+from .decoding import Hypothesis, average_checkpoints, beam_search, beam_search_core, greedy_decode, length_penalty
 from .embeddings import Embeddings, Tokenizer, positional_encoding
 from .env import set_seed
 from .layers import DecoderLayer, EncoderLayer, LayerNorm, PositionwiseFeedForward

@@ -1,0 +1,215 @@
+"""Decoding with a trained model: greedy search, beam search with a length
+penalty, and checkpoint averaging (paper section 6.1)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, target_mask
+
+
+def _check_src(src, batch_of_one=False):
+    if not isinstance(src, torch.Tensor):
+        raise TypeError(f"src must be a torch.Tensor of token ids, got {type(src).__name__}")
+    if src.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"src must hold integer token ids (torch.long), got dtype {src.dtype}")
+    if src.dim() != 2 or src.size(1) == 0:
+        raise ValueError(f"src must have shape (batch, src_len) with src_len >= 1, got {tuple(src.shape)}")
+    if batch_of_one and src.size(0) != 1:
+        raise ValueError(f"beam search decodes one sentence: src must have shape (1, src_len), got {tuple(src.shape)}")
+
+
+def _check_model(model):
+    if model.training:
+        raise RuntimeError("model is in training mode (dropout is active): call model.eval() before decoding")
+
+
+def _check_beam(beam_size, alpha, max_len):
+    if not isinstance(beam_size, int) or isinstance(beam_size, bool) or beam_size < 1:
+        raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
+        raise ValueError(f"alpha must be a number >= 0 (0 = no length penalty), got {alpha!r}")
+    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
+        raise ValueError(f"max_len must be an int >= 1, got {max_len!r}")
+
+
+def greedy_decode(model, src, max_len=None, return_probs=False):
+    """Greedy decoding: at each step append the single most probable token.
+
+    Args:
+        model: a trained ``Transformer`` in eval mode.
+        src: (batch, src_len) source ids, padded with the model's ``pad_id``.
+        max_len: most tokens to generate; default src_len + 50 (section 6.1).
+        return_probs: also return the next-token distribution of every step.
+
+    Returns:
+        ids (batch, steps) without the leading ``<s>``; a row that has emitted
+        ``</s>`` is filled with ``PAD_ID`` afterwards. Decoding stops when every
+        row has ended or after ``max_len`` steps. With ``return_probs``, a
+        tuple (ids, probs) with probs (batch, steps, vocab_size).
+
+    Raises:
+        TypeError: src is not an integer tensor.
+        ValueError: src is not 2-D, or max_len is not a positive int.
+        RuntimeError: the model is in training mode.
+    """
+    _check_src(src)
+    _check_model(model)
+    max_len = src.size(1) + 50 if max_len is None else max_len
+    _check_beam(1, 0.0, max_len)
+    src_mask = padding_mask(src, model.pad_id)
+    ys = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long)
+    ended = torch.zeros(src.size(0), dtype=torch.bool)
+    all_probs = []
+    with torch.no_grad():
+        memory = model.encode(src, src_mask)
+        for _ in range(max_len):
+            y = model.decode(ys, memory, src_mask, target_mask(ys, model.pad_id))
+            probs = torch.softmax(model.generator(y[:, -1]), dim=-1)  # (batch, vocab)
+            next_id = probs.argmax(dim=-1).masked_fill(ended, PAD_ID)
+            ys = torch.cat([ys, next_id[:, None]], dim=1)
+            all_probs.append(probs)
+            ended |= next_id == EOS_ID
+            if ended.all():
+                break
+    ids = ys[:, 1:]
+    return (ids, torch.stack(all_probs, dim=1)) if return_probs else ids
+
+
+def length_penalty(length, alpha=0.6):
+    """lp(Y) = ((5 + |Y|) / 6) ** alpha  (Wu et al. 2016; alpha = 0.6 in section 6.1).
+
+    A hypothesis is scored by log P(Y | X) / lp(Y). lp(1) = 1 and lp grows with
+    the length, so dividing shrinks the (negative) log-probability of long
+    outputs and offsets beam search's bias towards short ones.
+    """
+    return ((5 + length) / 6) ** alpha
+
+
+class Hypothesis(NamedTuple):
+    """One beam search output: the tokens (without ``<s>``), the sum of their
+    log-probabilities, the penalised score log_prob / lp(len(tokens)), and whether
+    it ended with ``</s>``."""
+
+    tokens: tuple
+    log_prob: float
+    score: float
+    finished: bool
+
+
+def beam_search_core(next_log_probs, max_len, beam_size=4, alpha=0.6, early_stop=True):
+    """Beam search over any next-token model (section 6.1: beam 4, alpha 0.6).
+
+    ``next_log_probs(prefixes)`` takes (n, t) token ids, each row starting with
+    ``<s>``, and returns (n, vocab) log-probabilities of the next token.
+    At each step every live hypothesis is extended by every token, and the
+    ``beam_size`` best extensions (by log-probability; all have the same
+    length) are kept. An extension ending in ``</s>`` leaves the beam and is
+    kept as finished, so the beam shrinks. Finished hypotheses of different
+    lengths are compared by the penalised score log P / lp(|Y|).
+
+    Stops when no live hypothesis is left, after ``max_len`` tokens (live ones
+    are then returned unfinished), or, with ``early_stop``, when no live
+    hypothesis can still beat the best finished one: with alpha >= 0 a live
+    score can at best reach log P(prefix) / lp(max_len).
+
+    Returns:
+        A list of ``Hypothesis`` (at most ``beam_size``), best score first.
+
+    Raises:
+        ValueError: beam_size < 1, alpha < 0, or max_len < 1.
+    """
+    _check_beam(beam_size, alpha, max_len)
+    live = [((BOS_ID,), 0.0)]  # (prefix with <s>, sum of log-probabilities)
+    finished = []
+    for t in range(1, max_len + 1):
+        logp = next_log_probs(torch.tensor([prefix for prefix, _ in live]))
+        totals = torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None] + logp.double()
+        best = totals.flatten().topk(min(beam_size - len(finished), totals.numel()))
+        live_next = []
+        for total, index in zip(best.values.tolist(), best.indices.tolist()):
+            row, token = divmod(index, totals.size(1))
+            tokens = live[row][0] + (token,)
+            if token == EOS_ID:
+                finished.append(Hypothesis(tokens[1:], total, total / length_penalty(t, alpha), True))
+            else:
+                live_next.append((tokens, total))
+        live = live_next
+        if not live:
+            break
+        if early_stop and finished:
+            best_finished = max(h.score for h in finished)
+            if max(lp for _, lp in live) / length_penalty(max_len, alpha) <= best_finished:
+                live = []
+                break
+    for tokens, total in live:  # reached max_len without </s>
+        finished.append(Hypothesis(tokens[1:], total, total / length_penalty(max_len, alpha), False))
+    return sorted(finished, key=lambda h: -h.score)
+
+
+def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True):
+    """Beam search with a trained model, configured as in section 6.1.
+
+    Beam size 4, length penalty alpha = 0.6, at most src_len + 50 output
+    tokens, early stop. The encoder runs once; ``next_log_probs`` decodes all
+    live prefixes as one batch against copies of the memory.
+
+    Args:
+        model: a trained ``Transformer`` in eval mode.
+        src: (1, src_len) source ids of one sentence.
+
+    Returns:
+        A list of ``Hypothesis``, best first (see ``beam_search_core``).
+
+    Raises:
+        TypeError: src is not an integer tensor.
+        ValueError: src is not (1, src_len); bad beam_size, alpha or max_extra.
+        RuntimeError: the model is in training mode.
+    """
+    _check_src(src, batch_of_one=True)
+    _check_model(model)
+    if not isinstance(max_extra, int) or isinstance(max_extra, bool) or max_extra < 0:
+        raise ValueError(f"max_extra must be an int >= 0, got {max_extra!r}")
+    src_mask = padding_mask(src, model.pad_id)
+    with torch.no_grad():
+        memory = model.encode(src, src_mask)
+
+    def next_log_probs(prefixes):  # (n, t) -> (n, vocab)
+        n = prefixes.size(0)
+        with torch.no_grad():
+            y = model.decode(prefixes, memory.expand(n, -1, -1), src_mask, target_mask(prefixes, model.pad_id))
+            return torch.log_softmax(model.generator(y[:, -1]), dim=-1)
+
+    return beam_search_core(next_log_probs, src.size(1) + max_extra, beam_size, alpha, early_stop)
+
+
+def average_checkpoints(state_dicts):
+    """Average several checkpoints parameter by parameter (section 6.1).
+
+    The paper's base models average the last 5 checkpoints, written 10 minutes
+    apart. Load the result with ``model.load_state_dict``.
+
+    Args:
+        state_dicts: a non-empty list of ``state_dict()``s with the same keys
+            and shapes.
+
+    Returns:
+        A new state dict: each floating-point tensor is the mean of the inputs.
+
+    Raises:
+        ValueError: the list is empty, or keys or shapes differ.
+    """
+    if not state_dicts:
+        raise ValueError("average_checkpoints needs at least one state_dict, got an empty list")
+    first = state_dicts[0]
+    for i, sd in enumerate(state_dicts[1:], start=1):
+        if sd.keys() != first.keys():
+            raise ValueError(f"state_dict {i} has different keys from state_dict 0: {sorted(sd.keys() ^ first.keys())}")
+        for key in first:
+            if sd[key].shape != first[key].shape:
+                raise ValueError(f"{key} has shape {tuple(sd[key].shape)} in state_dict {i}, "
+                                 f"{tuple(first[key].shape)} in state_dict 0")
+    return {key: torch.stack([sd[key].double() for sd in state_dicts]).mean(0).to(first[key].dtype)
+            if first[key].is_floating_point() else first[key].clone() for key in first}
