@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-from notebooks import ROOT
+from notebooks import ROOT, config, toc_files
 
 _spec = importlib.util.spec_from_file_location("course_editions", ROOT / "utils" / "book" / "editions.py")
 editions = importlib.util.module_from_spec(_spec)
@@ -32,3 +32,20 @@ def build(edition: str) -> tuple[int, str]:
 def sphinx_warnings(log: str) -> list[str]:
     """Sphinx's own warnings ("file:line: WARNING: ..."), not the kernel's log lines."""
     return [l for l in log.splitlines() if ("WARNING:" in l or "ERROR:" in l) and "[IPKernelApp]" not in l]
+
+
+COLAB = "https://colab.research.google.com/github/"
+KAGGLE = "https://kaggle.com/kernels/welcome?src="
+
+
+def notebook_pages():
+    """Toc documents that are notebooks (have a paired .ipynb), e.g. chapters/02_..."""
+    return [n for n in toc_files() if (ROOT / f"{n}.ipynb").is_file()]
+
+
+def expected_links(name):
+    repo = config()["repository"]
+    url, branch = repo["url"].rstrip("/"), repo.get("branch", "main")
+    path = f"{repo.get('path_to_book', '').strip('/')}/{name}.ipynb".lstrip("/")
+    owner_repo = url.removeprefix("https://github.com/")
+    return f"{COLAB}{owner_repo}/blob/{branch}/{path}", f"{KAGGLE}{url}/blob/{branch}/{path}"

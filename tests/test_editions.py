@@ -185,3 +185,21 @@ def test_strip_solutions_removes_only_solution_blocks():
     assert [b for _, b in solution_blocks(text)] == [":class: dropdown\nThe answer is 42.", "Also ```` hidden"]
     assert candidates("The answer is $e^2 / 12.83$ or 0.5761, see\nthe scaled weights above.") == [
         "12.83", "0.5761", "the answer is", "see the scaled", "the scaled weights", "scaled weights above"]
+
+
+def test_exercise_numbers_match_their_answer_checkers(built_book):
+    """Exercise k of chapter NN is titled "Exercise NN.k" (utils/book/course_book.py numbers
+    them per chapter), and the checker its cell calls is check("NN.k", ...)."""
+    bad = []
+    for md in chapter_sources():
+        page = HTML / "chapters" / f"{md.stem}.html"
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        titles = [s.get_text(strip=True) for s in soup.select("div.exercise .admonition-title .caption-number")]
+        shown = [t.removeprefix("Exercise").strip() for t in titles]
+        chapter = int(md.stem.split("_", 1)[0])
+        if shown != [f"{chapter}.{k}" for k in range(1, len(shown) + 1)]:
+            bad.append(f"{md.name}: exercises numbered {shown}")
+        checked = re.findall(r'check\(\s*"([^"]+)"', md.read_text(encoding="utf-8"))
+        if checked != shown:
+            bad.append(f"{md.name}: exercises {shown} but checkers called {checked}")
+    assert not bad, "\n".join(bad)

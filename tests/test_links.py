@@ -9,24 +9,8 @@ repository and a notebook that exists in it.
 import pytest
 from bs4 import BeautifulSoup
 
-from bookbuild import HTML
+from bookbuild import COLAB, HTML, KAGGLE, expected_links, notebook_pages
 from notebooks import ROOT, config, toc_files
-
-COLAB = "https://colab.research.google.com/github/"
-KAGGLE = "https://kaggle.com/kernels/welcome?src="
-
-
-def notebook_pages():
-    """Toc documents that are notebooks (have a paired .ipynb), e.g. chapters/02_..."""
-    return [n for n in toc_files() if (ROOT / f"{n}.ipynb").is_file()]
-
-
-def expected_links(name):
-    repo = config()["repository"]
-    url, branch = repo["url"].rstrip("/"), repo.get("branch", "main")
-    path = f"{repo.get('path_to_book', '').strip('/')}/{name}.ipynb".lstrip("/")
-    owner_repo = url.removeprefix("https://github.com/")
-    return f"{COLAB}{owner_repo}/blob/{branch}/{path}", f"{KAGGLE}{url}/blob/{branch}/{path}"
 
 
 def launch_links(page):

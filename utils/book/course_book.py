@@ -1,11 +1,17 @@
 """Sphinx extension for the course book (loaded by ``_config.yml`` ``sphinx.local_extensions``).
 
-It does two things the book theme does not:
+It does what the book theme does not:
 
 * adds a **Kaggle** entry next to Colab in the rocket (launch) menu of every
   notebook page. Like the Colab link, it points at the page's ``.ipynb`` in the
   repository; both are derived from ``_config.yml`` ``repository.url`` and
   ``repository.branch``, the one place the address is written.
+* numbers figures, tables and exercises per chapter, from the chapter's file name:
+  the first exercise of ``chapters/02_...`` is "Exercise 2.1", matching the id its
+  answer checker uses (``check("2.1", answer)``), and its first figure "Fig. 2.1".
+  (Without a numbered table of contents Sphinx counts them across the whole book.)
+* defines the substitution ``{{ repository }}`` (a link to ``repository.url``) for prose.
+* hides the theme's near-empty top bar on wide screens (it only repeats the search).
 * in the student edition (``hide_solutions: true``, see ``utils/book/editions.py``),
   removes ``{solution}`` blocks from the notebook and source copies the theme
   publishes under ``_sources/`` for download, so no solution text ships in it.
@@ -21,6 +27,10 @@ import pathlib
 import re
 
 KAGGLE_URL = "https://kaggle.com/kernels/welcome?src="
+
+# chapters/NN_name and solutions/NN_name_solutions belong to chapter NN.
+_CHAPTER = re.compile(r"^(?:chapters|solutions)/(\d+)_")
+STATIC = pathlib.Path(__file__).resolve().parent / "static"
 
 # Opening line of a MyST solution block: ```{solution} or :::{solution}
 _OPEN = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\{solution\}")
@@ -62,6 +72,35 @@ def add_kaggle_button(app, pagename, templatename, context, doctree):
     })
 
 
+def number_per_chapter(app, env):
+    """Renumber every enumerable node (figure, table, exercise, ...) of a chapter as
+    (chapter, k), in page order. Runs after Sphinx has numbered them across the book."""
+    changed = []
+    for docname, by_type in env.toc_fignumbers.items():
+        m = _CHAPTER.match(docname)
+        if not m:
+            continue
+        for figtype, numbers in by_type.items():
+            ordered = sorted(numbers, key=numbers.get)
+            renumbered = {node_id: (int(m.group(1)), k) for k, node_id in enumerate(ordered, start=1)}
+            if renumbered != numbers:
+                by_type[figtype] = renumbered
+                changed.append(docname)
+    return sorted(set(changed))
+
+
+def add_substitutions(app, config):
+    """``{{ repository }}`` in the book's Markdown: a link to ``repository.url``."""
+    url = config.html_theme_options.get("repository_url", "")
+    subs = dict(config.myst_substitutions or {})
+    subs.setdefault("repository", f"[{url}]({url})" if url else "the course repository")
+    config.myst_substitutions = subs
+
+
+def add_static(app):
+    app.config.html_static_path.append(str(STATIC))
+
+
 def strip_solutions(text: str) -> str:
     """Remove every ``{solution}`` block (backtick or colon fenced) from MyST text."""
     out, fence = [], None
@@ -99,6 +138,11 @@ def strip_published_sources(app, exception):
 
 
 def setup(app):
+    app.connect("config-inited", add_substitutions)
+    app.connect("builder-inited", add_static)
+    app.add_css_file("course_book.css")
+    # Sphinx's toctree collector numbers figures in env-get-updated (priority 500).
+    app.connect("env-get-updated", number_per_chapter, priority=900)
     # The theme fills the launch menu at priority 501; add Kaggle after it.
     app.connect("html-page-context", add_kaggle_button, priority=502)
     app.connect("build-finished", strip_published_sources)
