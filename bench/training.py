@@ -9,6 +9,8 @@ loss, backward, Adam) of the course's ``Transformer(**TINY)`` and of
 embedding, positions and tied output layer, on the same batches. Alternates
 the two models ``--repeats`` times and reports medians (the machine is shared).
 With ``--full`` it also times the whole 3,000-step ``train`` of chapter 10.
+With ``--variants`` it also times our model with candidate speed-ups patched in
+(for the maintainers to weigh; nothing in ``utils`` is changed).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from torch import nn
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+import utils.attention  # noqa: E402
+import utils.layers  # noqa: E402
 from utils import TINY, Transformer, padding_mask, positional_encoding, set_seed, shift_right, target_mask  # noqa: E402
 from utils.training import LabelSmoothingLoss, make_optimizer, reversal_batch, train  # noqa: E402
 
@@ -48,6 +52,42 @@ class TorchTransformer(nn.Module):
                                tgt_key_padding_mask=tgt == 0, memory_key_padding_mask=src == 0,
                                tgt_is_causal=True)
         return out @ self.embed.weight.T
+
+
+def _layer_norm_two_means(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    centred = x - mean
+    var = (centred * centred).mean(dim=-1, keepdim=True)
+    return centred * torch.rsqrt(var + self.eps) * self.weight + self.bias
+
+
+def _layer_norm_fused(self, x):
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
+
+
+def _sdpa_fused(q, k, v, mask=None):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), None
+
+
+VARIANTS = {  # name: [(object, attribute, replacement)]
+    "LayerNorm via mean of squares": [(utils.layers.LayerNorm, "forward", _layer_norm_two_means)],
+    "LayerNorm via F.layer_norm": [(utils.layers.LayerNorm, "forward", _layer_norm_fused)],
+    "attention via F.scaled_dot_product_attention": [(utils.attention, "scaled_dot_product_attention", _sdpa_fused)],
+    "both fused": [(utils.layers.LayerNorm, "forward", _layer_norm_fused),
+                   (utils.attention, "scaled_dot_product_attention", _sdpa_fused)],
+}
+
+
+def patched_step_time(patches, batches, steps):
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
+    try:
+        for obj, name, new in patches:
+            setattr(obj, name, new)
+        set_seed(0)
+        return step_times(Transformer(**TINY), True, batches, steps)
+    finally:
+        for obj, name, old in saved:
+            setattr(obj, name, old)
 
 
 def step_times(model, course, batches, repeat_steps):
@@ -84,6 +124,7 @@ def main():
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--full", action="store_true")
+    parser.add_argument("--variants", action="store_true")
     args = parser.parse_args()
     set_seed(0, threads=args.threads)
     generator = torch.Generator().manual_seed(0)
@@ -99,6 +140,11 @@ def main():
     a, b = statistics.median(ours), statistics.median(theirs)
     print(f"median step time ({args.threads} thread(s)): course {a * 1e3:.2f} ms, nn.Transformer {b * 1e3:.2f} ms, "
           f"ratio {a / b:.3f} (target <= 0.9)")
+    if args.variants:
+        for name, patches in VARIANTS.items():
+            times = [patched_step_time(patches, batches, args.steps) for _ in range(args.repeats)]
+            t = statistics.median(times)
+            print(f"variant {name}: {t * 1e3:.2f} ms/step ({t / a:.3f} x ours, {t / b:.3f} x nn.Transformer)")
     if args.full:
         set_seed(0, threads=args.threads)
         test = reversal_batch(500, torch.Generator().manual_seed(1))

@@ -118,10 +118,11 @@ def test_label_smoothing_numbers():
     floor = criterion(q.log()[None], torch.tensor([3]))
     assert round(floor.item(), 3) == 0.537
     assert floor.item() == pytest.approx(-(q * q.log()).sum().item(), abs=1e-6)
-    sure = torch.zeros(1, V)
-    sure[0, 3] = 20.0  # float32 rounds p(right) to exactly 1 from a margin of 20 on
-    assert torch.softmax(sure, -1)[0, 3].item() == 1.0
-    assert round(criterion(sure, torch.tensor([3])).item(), 3) == 1.846
+    def logits(margin):
+        return torch.zeros(1, V, dtype=torch.float64).index_fill(1, torch.tensor([3]), margin)
+    # the exact p(right), rounded once to float32, first reads 1.0 at a whole margin of 20
+    assert [torch.softmax(logits(m), -1)[0, 3].float().item() == 1.0 for m in (19, 20)] == [False, True]
+    assert round(criterion(logits(20), torch.tensor([3])).item(), 3) == 1.846
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])

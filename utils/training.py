@@ -138,7 +138,8 @@ class LabelSmoothingLoss(nn.Module):
     the right class 1 - eps_ls on top: with V = 13, 0.9077 and 0.0077. The
     loss is -sum_c q_c log p_c, averaged over the positions whose target is
     not ``ignore_index`` (padding adds nothing, whatever its logits). This is
-    ``nn.CrossEntropyLoss(label_smoothing=eps_ls, ignore_index=ignore_index)``.
+    ``nn.CrossEntropyLoss(label_smoothing=eps_ls, ignore_index=ignore_index)``
+    (which also returns NaN when every target is ignored).
 
     Shapes: logits (..., V) float; target (...) long ids; returns a scalar.
 
@@ -215,7 +216,11 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
 
 
 def _greedy(model, src, max_extra=1):
-    """Greedy decoding for evaluation: src (batch, S) -> ids (batch, S + max_extra)."""
+    """Greedy decoding for scoring: src (batch, S) -> ids (batch, S + max_extra) after <s>.
+
+    Appends the most probable token S + max_extra times (enough for a
+    reversal and its </s>); chapter 11 teaches decoding in full.
+    """
     src_mask = padding_mask(src)
     memory = model.encode(src, src_mask)
     ys = torch.full((src.size(0), 1), BOS_ID)
@@ -225,12 +230,15 @@ def _greedy(model, src, max_extra=1):
     return ys[:, 1:]
 
 
-@torch.no_grad()
 def exact_match(model, src, tgt, decode=_greedy):
-    """Fraction of rows whose decoded output equals ``tgt`` up to and including </s>.
+    """Share of rows whose decoded output equals ``tgt`` up to and including </s>.
 
-    ``decode(model, src)`` must return (batch, n) ids of the output after <s>
-    (greedy by default). Tokens after </s> are ignored.
+    Puts the model in eval mode and calls ``decode(model, src)``, which must
+    return (batch, n) ids of the output after <s> (greedy by default); tokens
+    after the target's </s> are ignored, missing ones count as wrong.
+
+    Shapes: src (batch, S), tgt (batch, T) as from ``reversal_batch``.
+    Returns a float in [0, 1].
 
     Raises:
         ValueError: src and tgt have different batch sizes.
@@ -238,12 +246,12 @@ def exact_match(model, src, tgt, decode=_greedy):
     if src.size(0) != tgt.size(0):
         raise ValueError(f"src and tgt need the same batch size, got {src.size(0)} and {tgt.size(0)}")
     model.eval()
-    out = decode(model, src)
+    with torch.no_grad():
+        out = decode(model, src)
     n = tgt.size(1)
-    if out.size(1) < n:
-        out = F.pad(out, (0, n - out.size(1)), value=PAD_ID)
-    real = tgt != PAD_ID
-    return ((out[:, :n] == tgt) | ~real).all(dim=1).float().mean().item()
+    out = F.pad(out, (0, max(0, n - out.size(1))), value=PAD_ID)[:, :n]
+    right = (out == tgt) | (tgt == PAD_ID)  # padding positions of tgt do not count
+    return right.all(dim=1).float().mean().item()
 
 
 def save_checkpoints(checkpoints, directory=CHECKPOINT_DIR):
