@@ -178,12 +178,26 @@ def test_greedy_batch_equals_one_by_one_and_pads_after_eos(model):
     assert (probs.argmax(-1)[ids != PAD_ID] == ids[ids != PAD_ID]).all()
 
 
+def never_ending(model):
+    """The same model with </s> made impossible, so decoding runs to its length limit."""
+    m = Transformer(**TINY).eval()
+    m.load_state_dict(model.state_dict())
+    plain = m.generator
+    m.generator = lambda y: plain(y).index_fill(-1, torch.tensor([EOS_ID]), -1e9)
+    return m
+
+
 def test_greedy_default_max_len_is_src_len_plus_50(model):
-    src = torch.tensor([[3, 4, 5]])
-    ids = greedy_decode(model, src)
-    assert ids.shape[1] <= 53
-    if EOS_ID not in ids[0].tolist():
-        assert ids.shape[1] == 53
+    ids = greedy_decode(never_ending(model), torch.tensor([[3, 4, 5]]))
+    assert ids.shape == (1, 53)
+    assert EOS_ID not in ids[0].tolist()
+
+
+def test_beam_search_stops_at_src_len_plus_max_extra(model):
+    hyps = beam_search(never_ending(model), torch.tensor([[3, 4, 5]]), beam_size=2, max_extra=4)
+    assert len(hyps) == 2
+    assert all(len(h.tokens) == 7 and not h.finished for h in hyps)
+    assert all(math.isclose(h.score, h.log_prob / length_penalty(7, 0.6)) for h in hyps)
 
 
 def test_beam_search_max_len_is_src_len_plus_max_extra():
