@@ -80,8 +80,8 @@ def test_wide_beam_without_early_stop_returns_every_output_ranked(seed, alpha):
         assert h.finished == finished
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-@pytest.mark.parametrize("alpha", [0.0, 0.6])
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
 def test_early_stop_keeps_the_best_output(seed, alpha):
     table, max_len = bigram_table(seed), 4
     expected = all_outputs(table, max_len, alpha)
@@ -109,6 +109,25 @@ def test_early_stop_stops_early():
     calls.clear()
     beam_search_core(counting, max_len=50, beam_size=4, alpha=0.6, early_stop=False)
     assert len(calls) > 1
+
+
+def test_early_stop_bound_uses_the_longest_penalty():
+    """A live hypothesis behind the best finished one can still win: its penalty grows.
+
+    After one step </s> (0.55) leads x (0.45). Continuing x almost surely, an
+    unfinished x x x x x at max_len 5 scores log(0.45 * 0.99^4) / lp(5), far above
+    log 0.55 / lp(1) with alpha = 2. Stopping on the current length's penalty
+    would wrongly return </s>.
+    """
+    p = torch.full((VOCAB, VOCAB), 1e-9, dtype=torch.float64)
+    p[BOS_ID, EOS_ID], p[BOS_ID, 3] = 0.55, 0.45
+    p[3, 3], p[3, EOS_ID] = 0.99, 0.01
+    table = torch.log(p / p.sum(-1, keepdim=True))
+    expected = all_outputs(table, 5, 2.0)
+    assert expected[0][0] == (3, 3, 3, 3, 3)
+    got = beam_search_core(table_model(table), 5, beam_size=4, alpha=2.0)
+    assert got[0].tokens == (3, 3, 3, 3, 3) and not got[0].finished
+    assert math.isclose(got[0].score, expected[0][2], abs_tol=1e-9)
 
 
 def test_narrow_beam_by_hand():
