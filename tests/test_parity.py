@@ -110,3 +110,18 @@ def test_fast_path_zeroes_padded_memory(trained, batch):
     assert (fast - ours)[real].abs().max() < 1e-5
     assert (fast - ours).abs().max() > 0.1
     assert (slow - ours).abs().max() < 1e-5
+
+
+def test_float_masks_give_the_same_logits(trained, batch):
+    src, tgt_in = batch
+    pt = parity_model(trained)
+
+    def additive(blocked):
+        return torch.zeros(blocked.shape).masked_fill(blocked, float("-inf"))
+
+    src_pad = additive(src == PAD_ID)
+    y = pt(trained.embed_positions(src), trained.embed_positions(tgt_in),
+           tgt_mask=nn.Transformer.generate_square_subsequent_mask(tgt_in.size(1)),
+           src_key_padding_mask=src_pad, tgt_key_padding_mask=additive(tgt_in == PAD_ID),
+           memory_key_padding_mask=src_pad)
+    assert (trained.generator(y) - trained(src, tgt_in)).abs().max() < 1e-5
