@@ -107,23 +107,31 @@ def toy_exercise():
 
 
 def test_check_right_answer(toy_exercise, capsys):
-    assert check(toy_exercise, 6) is True
+    assert check(toy_exercise, 6)
     assert capsys.readouterr().out == "Exercise 0.99: correct.\n"
 
 
 def test_check_wrong_answer_says_what_and_gives_the_hint(toy_exercise, capsys):
-    assert check(toy_exercise, 5) is False
-    assert capsys.readouterr().out == (
-        "Exercise 0.99: not yet. Answer is 5, which is not right (off by -1). Hint: Add three to itself.\n")
+    assert not check(toy_exercise, 5)
+    out = capsys.readouterr().out
+    assert " ".join(out.split()) == (
+        "Exercise 0.99: not yet. Answer is 5, which is not right (off by -1). Hint: Add three to itself.")
+    assert all(len(line) <= 88 for line in out.splitlines()), "feedback lines are wrapped to 88 columns"
+
+
+def test_check_displays_nothing_in_a_notebook():
+    v = check("2.1", ...)
+    assert not v and repr(v) == "Verdict(ok=False)"
+    assert v._ipython_display_() is None
 
 
 def test_check_placeholder_says_what_is_expected(toy_exercise, capsys):
-    assert check(toy_exercise, ...) is False
+    assert not check(toy_exercise, ...)
     assert capsys.readouterr().out == "Exercise 0.99: not answered yet. Twice three, an int. Expected an int.\n"
 
 
 def test_check_placeholder_for_a_tensor_gives_its_shape(capsys):
-    assert check("2.1", ...) is False
+    assert not check("2.1", ...)
     out = capsys.readouterr().out
     assert out.startswith("Exercise 2.1: not answered yet.")
     assert out.endswith("Expected a torch.Tensor of shape (3,) and dtype torch.float32.\n")
@@ -158,7 +166,7 @@ CH02_03 = ["2.1", "2.2", "2.3", "2.4", "3.1", "3.2", "3.3", "3.4"]
 def test_chapter_exercises_are_registered_and_accept_their_own_answer(ex_id, capsys):
     check(ex_id, ...)  # loads every chNN module
     expected = EXERCISES[ex_id].expected()
-    assert check(ex_id, expected) is True
+    assert check(ex_id, expected)
 
 
 def test_chapter_2_expected_answers_match_hand_computation():

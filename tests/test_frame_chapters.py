@@ -107,18 +107,18 @@ def test_all_exercises_are_registered():
 @pytest.mark.parametrize("id", IDS)
 def test_checker_accepts_expected_and_rejects_wrong(id, capsys):
     expected = EXERCISES[id].expected()
-    assert check(id, expected) is True
+    assert check(id, expected)
     if isinstance(expected, dict):
         wrong = {key: value + 1 for key, value in expected.items()}
     else:
         wrong = expected + 1
-    assert check(id, wrong) is False
+    assert not check(id, wrong)
     out = capsys.readouterr().out
     assert "correct" in out and "not yet" in out
 
 
 def test_checker_explains_wrong_type(capsys):
-    assert check("13.2", [1.2649, -0.6325, 1.2649, 0.6325]) is False
+    assert not check("13.2", [1.2649, -0.6325, 1.2649, 0.6325])
     assert "should be a torch.Tensor" in capsys.readouterr().out
 
 

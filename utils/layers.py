@@ -48,8 +48,10 @@ class LayerNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(d_model))
 
     def forward(self, x):
-        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+        mean = x.mean(dim=-1, keepdim=True)
+        centred = x - mean
+        var = (centred * centred).mean(dim=-1, keepdim=True)  # divide by d
+        return centred * torch.rsqrt(var + self.eps) * self.weight + self.bias
 
 
 class EncoderLayer(nn.Module):

@@ -291,7 +291,12 @@ def _main():
     test = reversal_batch(500, torch.Generator().manual_seed(TEST_SEED))
     model = Transformer(**TINY)
     history = train(model, 3000, test=test)
-    print(f"exact match: {exact_match(model, *test):.1%}")
+    from .decoding import average_checkpoints
+
+    final = Transformer(**TINY)
+    final.load_state_dict(average_checkpoints(list(history["checkpoints"].values())))
+    print(f"exact match, step {max(history['checkpoints'])}: {exact_match(model, *test):.1%}; "
+          f"average of the last {len(history['checkpoints'])}: {exact_match(final, *test):.1%}")
     for path in save_checkpoints(history["checkpoints"]):
         print("wrote", path)
 

@@ -16,13 +16,14 @@ import importlib
 import math
 import numbers
 import pkgutil
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-__all__ = ["Exercise", "register", "check", "compare", "EXERCISES"]
+__all__ = ["Verdict", "Exercise", "register", "check", "compare", "EXERCISES"]
 
 
 @dataclass
@@ -149,8 +150,38 @@ def _load_all() -> None:
             importlib.import_module(f"{__name__}.{info.name}")
 
 
-def check(id: str, answer) -> bool:
+class Verdict:
+    """The result of ``check``: true when the answer is right.
+
+    It displays nothing in a notebook (the printed message is the feedback), so an
+    exercise cell ending in ``check(...)`` shows no stray ``True``/``False``.
+    """
+
+    __slots__ = ("ok",)
+
+    def __init__(self, ok: bool):
+        self.ok = bool(ok)
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        return f"Verdict(ok={self.ok})"
+
+    def _ipython_display_(self):
+        pass
+
+
+def _say(text: str) -> None:
+    """Print feedback wrapped to 88 columns, so notebook output boxes do not cut it."""
+    print(textwrap.fill(text, width=88, subsequent_indent="  ", break_on_hyphens=False))
+
+
+def check(id: str, answer) -> Verdict:
     """Check the answer to exercise ``id`` (for example ``"2.1"``); print and return the verdict.
+
+    Returns a ``Verdict``, true when the answer is right (``assert check(...)``
+    works in solution notebooks).
 
     Raises:
         KeyError: no exercise has that id (the message lists the known ids).
@@ -162,12 +193,12 @@ def check(id: str, answer) -> bool:
     with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
         expected = ex.expected()
     if answer is ...:
-        print(f"Exercise {id}: not answered yet. {ex.prompt} "
-              f"Expected {_describe(expected, value=False)}.")
-        return False
+        _say(f"Exercise {id}: not answered yet. {ex.prompt} "
+             f"Expected {_describe(expected, value=False)}.")
+        return Verdict(False)
     msg = compare(answer, expected, ex.atol)
     if msg is None:
-        print(f"Exercise {id}: correct.")
-        return True
-    print(f"Exercise {id}: not yet. {msg[0].upper() + msg[1:]}." + (f" Hint: {ex.hint}" if ex.hint else ""))
-    return False
+        _say(f"Exercise {id}: correct.")
+        return Verdict(True)
+    _say(f"Exercise {id}: not yet. {msg[0].upper() + msg[1:]}." + (f" Hint: {ex.hint}" if ex.hint else ""))
+    return Verdict(False)

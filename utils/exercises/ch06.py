@@ -8,10 +8,8 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
 from ..embeddings import Embeddings, Tokenizer
-from ..layers import DecoderLayer, EncoderLayer
 from ..model import BASE, TINY, Transformer
 from . import register
 
@@ -52,24 +50,10 @@ def _ex_6_3():
 
 @register(
     "6.4",
-    prompt="Parameters of a base model with separate 32,000-token English and German vocabularies, "
-    "where only the German embedding is tied to the output layer: an int.",
-    hint="Count N encoder and N decoder layers, then add one table per language and nothing "
-    "for the tied output layer.",
-)
-def _ex_6_4():
-    d_model, h, d_ff, n = BASE["d_model"], BASE["h"], BASE["d_ff"], BASE["N"]
-    layers = n * (_count(EncoderLayer(d_model, h, d_ff)) + _count(DecoderLayer(d_model, h, d_ff)))
-    tables = 2 * _count(nn.Embedding(32_000, d_model, device="meta"))  # English and German
-    return layers + tables
-
-
-@register(
-    "6.5",
     prompt="The Xavier-uniform bound a of the tiny model's feed-forward matrix w_1: a float.",
     hint="a = sqrt(6 / (fan_in + fan_out)); w_1 maps 64 inputs to 256 outputs.",
 )
-def _ex_6_5():
+def _ex_6_4():
     w = Transformer(**TINY).encoder_layers[0].ffn.w_1.weight
     fan_out, fan_in = w.shape
     return math.sqrt(6 / (fan_in + fan_out))
