@@ -29,7 +29,7 @@ def test_right_answers_give_none():
 
 def test_wrong_type_for_a_tensor():
     msg = compare([0.5, 0.25], torch.tensor([0.5, 0.25]))
-    assert msg == "answer should be a torch.Tensor of shape (2,) and dtype torch.float32, got a list of length 2"
+    assert msg == "answer should be a floating-point torch.Tensor of shape (2,), got a list of length 2"
 
 
 def test_wrong_type_for_an_int_uses_an():
@@ -116,7 +116,7 @@ def test_check_wrong_answer_says_what_and_gives_the_hint(toy_exercise, capsys):
     out = capsys.readouterr().out
     assert " ".join(out.split()) == (
         "Exercise 0.99: not yet. Answer is 5, which is not right (off by -1). Hint: Add three to itself.")
-    assert all(len(line) <= 88 for line in out.splitlines()), "feedback lines are wrapped to 88 columns"
+    assert all(len(line) <= 76 for line in out.splitlines()), "feedback lines are wrapped to 76 columns"
 
 
 def test_check_displays_nothing_in_a_notebook():
@@ -134,7 +134,7 @@ def test_check_placeholder_for_a_tensor_gives_its_shape(capsys):
     assert not check("2.1", ...)
     out = capsys.readouterr().out
     assert out.startswith("Exercise 2.1: not answered yet.")
-    assert out.endswith("Expected a torch.Tensor of shape (3,) and dtype torch.float32.\n")
+    assert " ".join(out.split()).endswith("Expected a floating-point torch.Tensor of shape (3,).")
 
 
 def test_check_unknown_id_lists_the_known_ones():
@@ -182,3 +182,10 @@ def test_chapter_3_expected_answers_match_formulas():
     assert EXERCISES["3.2"].expected() == (2, 4, 6, 5)
     assert EXERCISES["3.3"].expected() == 512 // 16
     assert EXERCISES["3.4"].expected() == 4 * (64 * 64 + 64)
+
+
+def test_integer_tensor_for_a_float_answer_says_so():
+    msg = compare(torch.tensor([1, 0]), torch.tensor([1.0, 0.0]))
+    assert msg == ("answer should be a floating-point torch.Tensor of shape (2,), got integers "
+                   "(a torch.Tensor of shape (2,) and dtype torch.int64); use floats")
+    assert compare(torch.tensor([1.0, 0.0], dtype=torch.float64), torch.tensor([1.0, 0.0])) is None

@@ -119,7 +119,7 @@ def test_checker_accepts_expected_and_rejects_wrong(id, capsys):
 
 def test_checker_explains_wrong_type(capsys):
     assert not check("13.2", [1.2649, -0.6325, 1.2649, 0.6325])
-    assert "should be a torch.Tensor" in capsys.readouterr().out
+    assert "should be a floating-point torch.Tensor" in " ".join(capsys.readouterr().out.split())
 
 
 def test_known_answers():

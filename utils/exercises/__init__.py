@@ -60,6 +60,8 @@ def _a(word: str) -> str:
 def _describe(x, value: bool = True) -> str:
     """Say what ``x`` is: type and shape, and with ``value`` the value of a scalar."""
     if isinstance(x, torch.Tensor):
+        if x.is_floating_point():  # any float dtype is accepted, so name none
+            return f"a floating-point torch.Tensor of shape {tuple(x.shape)}"
         return f"a torch.Tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
     if isinstance(x, np.ndarray):
         return f"a numpy array of shape {x.shape}"
@@ -84,6 +86,10 @@ def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str |
     if isinstance(expected, (torch.Tensor, np.ndarray)):
         if not isinstance(answer, (torch.Tensor, np.ndarray)):
             return f"{path} should be {_describe(expected)}, got {_describe(answer)}"
+        def floating(t):
+            return t.is_floating_point() if isinstance(t, torch.Tensor) else np.issubdtype(t.dtype, np.floating)
+        if floating(expected) and not floating(answer):
+            return f"{path} should be {_describe(expected)}, got integers ({_describe(answer)}); use floats"
         a = torch.as_tensor(np.asarray(answer.detach().cpu() if isinstance(answer, torch.Tensor) else answer), dtype=torch.float64)
         e = torch.as_tensor(np.asarray(expected.detach().cpu() if isinstance(expected, torch.Tensor) else expected), dtype=torch.float64)
         if a.shape != e.shape:
@@ -173,8 +179,8 @@ class Verdict:
 
 
 def _say(text: str) -> None:
-    """Print feedback wrapped to 88 columns, so notebook output boxes do not cut it."""
-    print(textwrap.fill(text, width=88, subsequent_indent="  ", break_on_hyphens=False))
+    """Print feedback wrapped to 76 columns, so notebook output boxes do not cut it."""
+    print(textwrap.fill(text, width=76, subsequent_indent="  ", break_on_hyphens=False))
 
 
 def check(id: str, answer) -> Verdict:
