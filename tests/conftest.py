@@ -1,5 +1,10 @@
+import os
 import pathlib
 import sys
+
+# Same MKL arithmetic everywhere (see utils/__init__.py); the notebooks' kernels inherit it.
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+os.environ.setdefault("MKL_CBWR", "AVX2")
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 for p in (ROOT, ROOT / "tests"):
@@ -13,18 +18,35 @@ torch.set_num_threads(1)
 import pytest  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def built_book():
-    """Build the instructor edition once per test session (``bash .ci/build``): (exit code, log)."""
+def _build_once(edition, tmp_path_factory, worker_id):
+    """Build ``edition`` once per test run, even with several pytest-xdist workers.
+
+    The first worker to ask builds under an exclusive lock and stores (exit code, log)
+    in the run's shared temporary folder; the others wait for the lock and read it.
+    """
     from bookbuild import build
 
-    return build("instructor")
+    if worker_id == "master":  # no xdist: this process is the whole run
+        return build(edition)
+    import fcntl
+    import json
+
+    shared = tmp_path_factory.getbasetemp().parent  # one folder per run, shared by its workers
+    result = shared / f"book_{edition}.json"
+    with open(shared / f"book_{edition}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.is_file():
+            result.write_text(json.dumps(build(edition)))
+        return tuple(json.loads(result.read_text()))
 
 
 @pytest.fixture(scope="session")
-def student_book(built_book):
-    """Build the student edition (``bash .ci/build student``) after the instructor one, reusing its
-    execution cache: (exit code, log)."""
-    from bookbuild import build
+def built_book(tmp_path_factory, worker_id):
+    """The instructor edition (``bash .ci/build``), built once per run: (exit code, log)."""
+    return _build_once("instructor", tmp_path_factory, worker_id)
 
-    return build("student")
+
+@pytest.fixture(scope="session")
+def student_book(tmp_path_factory, worker_id):
+    """The student edition (``bash .ci/build student``), built once per run: (exit code, log)."""
+    return _build_once("student", tmp_path_factory, worker_id)

@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from bs4 import BeautifulSoup
-
 from bookbuild import HTML
+from bs4 import BeautifulSoup
 from notebooks import toc_files
 
 FILE_NAME = re.compile(r"^[\w./\\:-]*\.(png|jpe?g|gif|svg|webp|pdf)$", re.I)
@@ -31,7 +30,7 @@ MIN_ALT_WORDS = 4
 
 
 def pages():
-    return [n for n in toc_files()]
+    return list(toc_files())
 
 
 def soup_of(name):

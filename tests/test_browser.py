@@ -31,7 +31,6 @@ import urllib.request
 from urllib.parse import urldefrag, urlparse
 
 import pytest
-
 from bookbuild import COLAB, HTML, KAGGLE, expected_links, notebook_pages
 from notebooks import ROOT, toc_files
 

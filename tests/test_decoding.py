@@ -10,8 +10,20 @@ import math
 import pytest
 import torch
 
-from utils import (BOS_ID, EOS_ID, PAD_ID, TINY, Hypothesis, Transformer, average_checkpoints,
-                   beam_search, beam_search_core, greedy_decode, length_penalty, set_seed)
+from utils import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    TINY,
+    Hypothesis,
+    Transformer,
+    average_checkpoints,
+    beam_search,
+    beam_search_core,
+    greedy_decode,
+    length_penalty,
+    set_seed,
+)
 
 VOCAB = 5  # 0 pad, 1 <s>, 2 </s>, 3 and 4 two "letters"
 

@@ -13,7 +13,6 @@ import inspect
 import textwrap
 
 import pytest
-
 from notebooks import ROOT, paired_markdown, read
 
 # The modules whose every public function and class is taught in a chapter.
@@ -68,8 +67,6 @@ def _norm(src):
 
 
 def _utils_exports():
-    import utils
-
     names = {}
     for modname in ("utils",) + tuple(f"utils.{m}" for m in _utils_modules()):
         mod = importlib.import_module(modname)

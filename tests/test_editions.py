@@ -13,9 +13,8 @@ import json
 import re
 
 import pytest
-from bs4 import BeautifulSoup
-
 from bookbuild import HTML, STUDENT_HTML, editions, sphinx_warnings
+from bs4 import BeautifulSoup
 from notebooks import ROOT, read, toc_files
 
 OPEN = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\{solution\}")
@@ -165,7 +164,6 @@ def test_student_edition_contains_no_solution_text(texts):
 
 
 def test_student_edition_has_the_chapters_and_exercises(texts):
-    student = texts[-1]
     for name in toc_files():
         if name.startswith("chapters/"):
             assert (STUDENT_HTML / f"{name}.html").is_file(), f"student edition lacks {name}"
@@ -178,7 +176,7 @@ def test_student_edition_has_the_chapters_and_exercises(texts):
 def test_edition_configs_are_derived_from_the_instructor_ones():
     import yaml
 
-    cfg = editions.student_config(yaml.safe_load((ROOT / "_config.yml").read_text()), ROOT / "cache")
+    cfg = editions.student_config(yaml.safe_load((ROOT / "_config.yml").read_text()))
     assert cfg["sphinx"]["config"]["hide_solutions"] is True
     assert cfg["repository"] == yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
     toc = editions.student_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()))

@@ -12,7 +12,6 @@ import torch
 
 from utils.exercises import EXERCISES, check, compare, register
 
-
 # ---- compare(): the sentence that says what is wrong -------------------------------
 
 def test_right_answers_give_none():

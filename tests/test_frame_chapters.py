@@ -10,8 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from utils.exercises import EXERCISES, check, ch01, ch09, ch13
-
+from utils.exercises import EXERCISES, ch01, ch09, ch13, check
 
 # ---- chapter 1: path lengths and recurrent chains ------------------------------
 

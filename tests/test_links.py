@@ -7,9 +7,8 @@ repository and a notebook that exists in it.
 """
 
 import pytest
-from bs4 import BeautifulSoup
-
 from bookbuild import COLAB, HTML, KAGGLE, expected_links, notebook_pages
+from bs4 import BeautifulSoup
 from notebooks import ROOT, config, toc_files
 
 

@@ -11,9 +11,21 @@ import pytest
 import torch
 from torch import nn
 
-from utils import (BASE, PAD_ID, TINY, DecoderLayer, EncoderLayer, LayerNorm, Transformer,
-                   causal_mask, count_parameters, padding_mask, positional_encoding, set_seed,
-                   target_mask)
+from utils import (
+    BASE,
+    PAD_ID,
+    TINY,
+    DecoderLayer,
+    EncoderLayer,
+    LayerNorm,
+    Transformer,
+    causal_mask,
+    count_parameters,
+    padding_mask,
+    positional_encoding,
+    set_seed,
+    target_mask,
+)
 
 TOL = 1e-5
 

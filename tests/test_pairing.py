@@ -2,7 +2,6 @@
 
 import pytest
 from jupytext.compare import compare_notebooks
-
 from notebooks import ROOT, all_ipynb, paired_markdown, read, toc_files
 
 MDS = paired_markdown()

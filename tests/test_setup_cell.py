@@ -19,7 +19,6 @@ import sys
 import nbformat
 import pytest
 from nbclient import NotebookClient
-
 from notebooks import ROOT, config, paired_markdown, read
 
 CANONICAL = ROOT / ".ci" / "setup_cell.py"

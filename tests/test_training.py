@@ -22,7 +22,6 @@ from utils.training import (
     train,
 )
 
-
 # --- data -----------------------------------------------------------------
 
 def test_reversal_batch_shapes_and_content():

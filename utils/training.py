@@ -9,6 +9,7 @@ import pathlib
 import torch
 import torch.nn.functional as F
 from torch import nn
+from tqdm import tqdm
 
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import TINY, Transformer
@@ -163,7 +164,7 @@ class LabelSmoothingLoss(nn.Module):
 
 
 def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
-          test=None, eval_every=100, log_every=500, keep_last=5):
+          test=None, eval_every=100, log_every=500, keep_last=5, progress=True):
     """Train on the reversal task with the paper's recipe (section 5).
 
     Each step draws a fresh batch (``reversal_batch``, its generator seeded
@@ -172,7 +173,8 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
     at ``rate``. Every ``eval_every`` steps the label-smoothed loss on
     ``test`` = (src, tgt) is measured in eval mode; every ``log_every`` steps
     a line is printed; the weights at the last ``keep_last`` multiples of
-    ``eval_every`` are kept. Leaves the model in eval mode.
+    ``eval_every`` are kept. With ``progress``, a tqdm bar on stderr counts the
+    steps (the printed lines stay on stdout). Leaves the model in eval mode.
 
     Returns:
         dict with "train_loss" (a (steps,) tensor), "test_step" and
@@ -187,6 +189,7 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
     criterion = LabelSmoothingLoss(eps_ls)
     train_loss = torch.zeros(steps)
     history = dict(test_step=[], test_loss=[], checkpoints={})
+    bar = tqdm(total=steps, desc="training", unit="step", ncols=80, mininterval=1.0, disable=not progress)
     model.train()
     for step in range(1, steps + 1):
         src, tgt = reversal_batch(batch_size, generator)
@@ -210,7 +213,9 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
         if step % log_every == 0:
             mean = train_loss[step - log_every : step].mean().item()
             extra = f"  test loss {history['test_loss'][-1]:.4f}" if test is not None else ""
-            print(f"step {step:5d}  lr {scheduler.get_last_lr()[0]:.6f}  train loss {mean:.4f}{extra}")
+            bar.write(f"step {step:5d}  lr {scheduler.get_last_lr()[0]:.6f}  train loss {mean:.4f}{extra}")
+        bar.update(1)
+    bar.close()
     model.eval()
     return dict(train_loss=train_loss, **history)
 

@@ -17,8 +17,9 @@ import math
 import numbers
 import pkgutil
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -77,7 +78,7 @@ def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str |
     values (reporting the first wrong position); strings, bools and ints
     compare exactly; lists, tuples and dicts compare item by item.
     """
-    if isinstance(expected, bool) or isinstance(expected, str):
+    if isinstance(expected, (bool, str)):
         if type(answer) is not type(expected):
             return f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
         if answer != expected:

@@ -1,6 +1,5 @@
 """Answer checkers for chapter 11 (decoding and results, section 6)."""
 
-import math
 
 import torch
 
