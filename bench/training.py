@@ -1,13 +1,20 @@
 """Benchmark (run on demand, not collected by pytest):
 
-    .venv/bin/python bench/training.py [--repeats 5] [--steps 200] [--threads 1] [--full]
+    .venv/bin/python bench/training.py [--repeats 5] [--steps 200] [--threads 1] [--sizes tiny,large] [--full]
 
 Measures, in one run, the time of one training step (forward, label-smoothed
-loss, backward, Adam) of the course's ``Transformer(**TINY)`` and of
-``torch.nn.Transformer`` with the same configuration (d_model 64, 4 heads,
-2 + 2 layers, d_ff 256, dropout 0.1, batch_first) wrapped in the same shared
-embedding, positions and tied output layer, on the same batches. Alternates
-the two models ``--repeats`` times and reports medians (the machine is shared).
+loss, backward, Adam) of the course's ``Transformer`` and of
+``torch.nn.Transformer`` with the same configuration, wrapped in the same shared
+embedding, positions and tied output layer, on the same batches, at two sizes:
+
+* ``tiny``: ``TINY`` (d_model 64, 4 heads, 2 + 2 layers, d_ff 256, dropout 0.1),
+  batches of 64 reversal sequences (at most 64 x 9 = 576 target tokens);
+* ``large``: d_model 256, 4 heads, 3 + 3 layers, d_ff 1024, batches of 333
+  sequences (at most 333 x 9 = 2,997 target tokens, the "3,000-token batches").
+
+For each size it alternates the two models ``--repeats`` times and reports the
+medians and their ratio (the machine is shared, so alternation spreads its noise
+over both). Each step runs a progress bar on stderr.
 With ``--full`` it also times the whole 3,000-step ``train`` of chapter 10.
 With ``--variants`` it also times our model with candidate speed-ups patched in
 (for the maintainers to weigh; nothing in ``utils`` is changed).
@@ -32,11 +39,18 @@ import utils.layers  # noqa: E402
 from utils import TINY, Transformer, padding_mask, positional_encoding, set_seed, shift_right, target_mask  # noqa: E402
 from utils.training import LabelSmoothingLoss, make_optimizer, reversal_batch, train  # noqa: E402
 
+#: name: (model configuration, sequences per batch, timed steps per repeat = --steps x factor)
+SIZES = {
+    "tiny": (TINY, 64, 1.0),
+    "large": (dict(vocab_size=13, d_model=256, h=4, d_ff=1024, N=3, p_drop=0.1), 333, 0.1),
+}
+
 
 class TorchTransformer(nn.Module):
     """nn.Transformer inside the course's shared embedding, positions and tied output layer."""
 
     def __init__(self, vocab_size=13, d_model=64, h=4, d_ff=256, N=2, p_drop=0.1):
+        """The arguments of the course's ``Transformer`` (``TINY`` by default)."""
         super().__init__()
         self.d_model = d_model
         self.embed = nn.Embedding(vocab_size, d_model)
@@ -84,7 +98,7 @@ def patched_step_time(patches, batches, steps):
         for obj, name, new in patches:
             setattr(obj, name, new)
         set_seed(0)
-        return step_times(Transformer(**TINY), True, batches, steps)
+        return step_times(Transformer(**TINY), True, batches, steps)  # variants: tiny size only
     finally:
         for obj, name, old in saved:
             setattr(obj, name, old)
@@ -121,30 +135,49 @@ def step_times(model, course, batches, repeat_steps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=200, help="timed steps per repeat at the tiny size")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--sizes", default="tiny,large", help="comma-separated: " + ", ".join(SIZES))
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--variants", action="store_true")
     args = parser.parse_args()
-    set_seed(0, threads=args.threads)
-    generator = torch.Generator().manual_seed(0)
-    batches = [reversal_batch(64, generator) for _ in range(50)]
-    ours, theirs = [], []
-    for r in range(args.repeats):
-        set_seed(r, threads=args.threads)
-        ours.append(step_times(Transformer(**TINY), True, batches, args.steps))
-        set_seed(r, threads=args.threads)
-        theirs.append(step_times(TorchTransformer(), False, batches, args.steps))
-        print(f"repeat {r}: course {ours[-1] * 1e3:.2f} ms/step, nn.Transformer {theirs[-1] * 1e3:.2f} ms/step",
-              flush=True)
-    a, b = statistics.median(ours), statistics.median(theirs)
-    print(f"median step time ({args.threads} thread(s)): course {a * 1e3:.2f} ms, nn.Transformer {b * 1e3:.2f} ms, "
-          f"ratio {a / b:.3f} (target <= 0.9)")
+    sizes = args.sizes.split(",")
+    unknown = [s for s in sizes if s not in SIZES]
+    if unknown:
+        parser.error(f"unknown sizes {unknown}; choose from {list(SIZES)}")
+    from tqdm import tqdm
+
+    ratios = {}
+    for size in sizes:
+        config, batch_size, factor = SIZES[size]
+        steps = max(5, round(args.steps * factor))
+        set_seed(0, threads=args.threads)
+        generator = torch.Generator().manual_seed(0)
+        batches = [reversal_batch(batch_size, generator) for _ in range(50)]
+        ours, theirs = [], []
+        for r in tqdm(range(args.repeats), desc=f"{size}: repeats", unit="repeat"):
+            set_seed(r, threads=args.threads)
+            ours.append(step_times(Transformer(**config), True, batches, steps))
+            set_seed(r, threads=args.threads)
+            theirs.append(step_times(TorchTransformer(**config), False, batches, steps))
+            tqdm.write(f"{size} repeat {r}: course {ours[-1] * 1e3:.2f} ms/step, "
+                       f"nn.Transformer {theirs[-1] * 1e3:.2f} ms/step")
+        a, b = statistics.median(ours), statistics.median(theirs)
+        ratios[size] = a / b
+        print(f"{size}: median step time ({args.threads} thread(s), {steps} steps x {args.repeats} repeats, "
+              f"{batch_size} sequences per batch): course {a * 1e3:.2f} ms, nn.Transformer {b * 1e3:.2f} ms, "
+              f"ratio {a / b:.3f}", flush=True)
+    print("ratio course / nn.Transformer: " + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items()))
     if args.variants:
+        config, batch_size, _ = SIZES["tiny"]
+        generator = torch.Generator().manual_seed(0)
+        batches = [reversal_batch(batch_size, generator) for _ in range(50)]
+        set_seed(0, threads=args.threads)
+        a = step_times(Transformer(**TINY), True, batches, args.steps)
         for name, patches in VARIANTS.items():
             times = [patched_step_time(patches, batches, args.steps) for _ in range(args.repeats)]
             t = statistics.median(times)
-            print(f"variant {name}: {t * 1e3:.2f} ms/step ({t / a:.3f} x ours, {t / b:.3f} x nn.Transformer)")
+            print(f"variant {name}: {t * 1e3:.2f} ms/step ({t / a:.3f} x ours at the tiny size)")
     if args.full:
         set_seed(0, threads=args.threads)
         test = reversal_batch(500, torch.Generator().manual_seed(1))

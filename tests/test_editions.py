@@ -57,7 +57,18 @@ def candidates(prose: str, code: str = "") -> list[str]:
 
 
 def occurs(needle: str, haystack: str) -> bool:
-    return re.search(r"(?<![\w.])" + re.escape(needle) + r"(?![\w])", haystack) is not None
+    """``needle`` in ``haystack`` as a whole phrase: not preceded by a word character or a dot,
+    not followed by a word character. (str.find, then the two neighbours: much faster than
+    one regular expression per phrase over the whole book.)"""
+    start = haystack.find(needle)
+    while start != -1:
+        before = haystack[start - 1] if start else " "
+        end = start + len(needle)
+        after = haystack[end] if end < len(haystack) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
 
 
 def html_text(path, drop_solutions=False) -> str:
@@ -217,3 +228,13 @@ def test_exercise_numbers_match_their_answer_checkers(built_book):
         if checked != shown:
             bad.append(f"{md.name}: exercises {shown} but checkers called {checked}")
     assert not bad, "\n".join(bad)
+
+
+def test_occurs_matches_whole_phrases_only():
+    cases = [("0.5761", "the floor is 0.5761.", True), ("0.5761", "x10.5761 y", False), ("0.5761", "a.0.5761", False),
+             ("scaled weights", "the scaled weights above", True), ("scaled weights", "unscaled weights", False),
+             ("scaled weights", "scaled weightsum", False), ("scaled weights", "scaled weights", True),
+             ("ab", "xab ab_ (ab)", True), ("ab", "xab ab_ _ab", False)]
+    for needle, haystack, want in cases:
+        regex = re.search(r"(?<![\w.])" + re.escape(needle) + r"(?![\w])", haystack) is not None
+        assert occurs(needle, haystack) is want is regex, (needle, haystack)
