@@ -14,7 +14,7 @@ embedding, positions and tied output layer, on the same batches, at two sizes:
 
 For each size it alternates the two models ``--repeats`` times and reports the
 medians and their ratio (the machine is shared, so alternation spreads its noise
-over both). Each step runs a progress bar on stderr.
+over both). A progress bar on stderr counts the repeats of each size.
 With ``--full`` it also times the whole 3,000-step ``train`` of chapter 10.
 With ``--variants`` it also times our model with candidate speed-ups patched in
 (for the maintainers to weigh; nothing in ``utils`` is changed).
