@@ -2,7 +2,7 @@ import os
 import pathlib
 import sys
 
-# Same MKL arithmetic everywhere (see utils/__init__.py); the notebooks' kernels inherit it.
+# The same CPU arithmetic on every machine (see utils/__init__.py); the notebooks' kernels inherit it.
 os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
 os.environ.setdefault("MKL_CBWR", "AVX2")
 

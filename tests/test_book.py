@@ -1,10 +1,20 @@
-"""The book builds with warnings as errors, executing every chapter."""
+"""The book builds with warnings as errors, from the committed, executed .ipynb files
+(nothing is executed at build time: nbval executes and compares every notebook)."""
 
 from bookbuild import HTML, sphinx_warnings
 from notebooks import toc_files
 
 # The session fixture `built_book` (conftest.py) builds the book once, with
 # `jupyter-book build . -W -n --keep-going` via utils/book/editions.py (= bash .ci/build).
+
+
+def test_the_book_renders_the_stored_outputs():
+    """Execution is off and the pages come from the .ipynb, not from the paired .md."""
+    from notebooks import config
+
+    cfg = config()
+    assert cfg["execute"]["execute_notebooks"] == "off", cfg["execute"]
+    assert {"chapters/[0-9]*.md", "solutions/*.md"} <= set(cfg["exclude_patterns"]), cfg["exclude_patterns"]
 
 
 def test_book_builds_without_warnings(built_book):
