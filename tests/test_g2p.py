@@ -255,7 +255,7 @@ def test_whole_test_split_with_beam_search_in_under_two_minutes(lexicon, vocab, 
     model, _ = shipped
     torch.set_num_threads(2)
     t0 = time.perf_counter()
-    result = g2p.score(model, lexicon["test"], vocab, decode="beam")
+    result = g2p.score_split(model, lexicon["test"], vocab, decode="beam")
     seconds = time.perf_counter() - t0
     assert seconds < 120, f"beam search over the test split took {seconds:.0f} s"
     assert 0 < result["wer"] < 1 and 0 < result["per"] < 1

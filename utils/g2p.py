@@ -345,7 +345,7 @@ def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA
     return out
 
 
-def score(model, lexicon_split, vocab, decode="greedy") -> dict:
+def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
     """WER and PER of ``model`` on a split: {"wer", "per", "words", "hyps"}."""
     words = list(lexicon_split)
     refs = [lexicon_split[w] for w in words]
@@ -479,7 +479,7 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
             if dev_eval and (step % cfg["eval_every"] == 0 or step == cfg["steps"]):
                 e0 = time.perf_counter()
                 record["dev_loss"] = dev_loss(model, dev_pairs, criterion)
-                res = score(model, lex["dev"], vocab)
+                res = score_split(model, lex["dev"], vocab)
                 record.update(dev_wer=res["wer"], dev_per=res["per"], eval_seconds=round(time.perf_counter() - e0, 1))
                 model.train()
                 if bar is not None:
