@@ -2,8 +2,8 @@
 function aiaynFigure_schedule(root, data) {
   var F = window.aiaynFig, NS = "http://www.w3.org/2000/svg";
   var menu = F.part(root, "d"), slider = F.part(root, "warmup");
-  var W = 360, H = 230, L = 52, B = 34, T = 10, Rm = 10;  // plot size and margins
-  var X0 = 0, X1 = 5, Y0 = -6, Y1 = -1;  // log10 ranges: steps 1..100,000, rates 1e-6..1e-1
+  var W = 360, H = 260, L = 52, B = 34, T = 10, Rm = 10;  // plot size and margins
+  var X0 = 0, X1 = 5, Y0 = -8, Y1 = -1;  // log10 ranges: steps 1..100,000, rates 1e-8..1e-1
 
   function rate(step, d, w) { step = Math.max(step, 1); return Math.pow(d, -0.5) * Math.min(Math.pow(step, -0.5), step * Math.pow(w, -1.5)); }
   function px(s) { return L + (Math.log10(s) - X0) / (X1 - X0) * (W - L - Rm); }
