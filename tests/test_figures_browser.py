@@ -102,6 +102,8 @@ def close(shown: str, value: float, digits: int):
 
 
 def shoot(book, fig, name):
+    """Photograph the figure (the theme's sticky header and skip link hidden, so they do not cover it)."""
+    book["page"].add_style_tag(content=".bd-header-article, .skip-link {display: none !important}")
     fig.screenshot(path=str(book["shots"] / f"figure_{name}.png"))
 
 

@@ -161,12 +161,14 @@ def explorer_figure(steps, step=0, figure_id="fig-explorer"):
     body = (
         '<div class="fig-controls">'
         '<button type="button" data-part="prev" aria-label="previous step">◀ previous</button>'
+        f'<span class="fig-ctl">'
         f'<label for="{fid}-step">step <output data-part="step-out" for="{fid}-step">{step + 1}</output> of {n}</label>'
-        f'<input type="range" id="{fid}-step" data-part="step" min="1" max="{n}" step="1" value="{step + 1}">'
+        f'<input type="range" id="{fid}-step" data-part="step" min="1" max="{n}" step="1" value="{step + 1}"></span>'
         '<button type="button" data-part="next" aria-label="next step">next ▶</button>'
         '<span class="fig-note">(or the arrow keys while the figure has the focus)</span>'
         "</div>"
-        '<div data-part="phases" aria-hidden="true"></div>'
+        '<div data-part="phases" role="img" aria-label="The four phases in order: input, encoder, decoder, output; '
+        'the current one is written in capitals between brackets"></div>'
         '<div data-part="view" aria-live="polite" tabindex="0" aria-label="the current step (the arrow keys change it)"></div>'
     )
     caption = (f"The explorer: {' '.join(steps[0].get('tokens', []))} through the trained tiny model in {n} steps, "

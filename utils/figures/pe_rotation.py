@@ -57,14 +57,17 @@ def pe_rotation_figure(d_model=64, k=3, i=5, pos=10, max_pos=50, figure_id="fig-
     )
     fid = figure_id
     sliders = "".join(
-        f'<label for="{fid}-{name}">{label}: <output data-part="{name}-out" for="{fid}-{name}">{value}</output></label>'
-        f'<input type="range" id="{fid}-{name}" data-part="{name}" min="0" max="{hi}" step="1" value="{value}">'
+        f'<span class="fig-ctl"><label for="{fid}-{name}">'
+        f'{label}: <output data-part="{name}-out" for="{fid}-{name}">{value}</output></label>'
+        f'<input type="range" id="{fid}-{name}" data-part="{name}" min="0" max="{hi}" step="1" value="{value}"></span>'
         for name, label, value, hi in (("k", "shift k", k, max_pos), ("i", "pair i", i, d_model // 2 - 1),
                                        ("pos", "position", pos, max_pos)))
     body = (
         f'<div class="fig-controls">{sliders}</div>'
         '<p class="fig-note" data-part="summary" aria-live="polite"></p>'
-        '<div class="fig-row"><div data-part="plot"></div><div data-part="numbers"></div></div>'
+        '<div class="fig-row"><div data-part="plot" role="img" aria-label="Unit circle with the pair of columns 2i and '
+        '2i+1 at position pos (a ring) and at position pos + k (a square); the angle between them is omega_i k">'
+        '</div><div data-part="numbers"></div></div>'
     )
     data = {"d_model": d_model, "k": k, "i": i, "pos": pos}
     caption = ("A shift is a rotation. Move k, i and the position: the pair of columns 2i and 2i+1 at position "

@@ -48,12 +48,14 @@ def schedule_figure(d_model=512, warmup=4000, steps=STEPS, d_models=D_MODELS, fi
     body = (
         '<div class="fig-controls">'
         f'<label for="{fid}-d">d_model <select id="{fid}-d" data-part="d">{options}</select></label>'
-        f'<label for="{fid}-warmup">warmup: <output data-part="warmup-out" for="{fid}-warmup">{warmup}</output> '
+        f'<span class="fig-ctl"><label for="{fid}-warmup">warmup: <output data-part="warmup-out" for="{fid}-warmup">{warmup}</output> '
         f"steps</label>"
-        f'<input type="range" id="{fid}-warmup" data-part="warmup" min="100" max="10000" step="100" value="{warmup}">'
+        f'<input type="range" id="{fid}-warmup" data-part="warmup" min="100" max="10000" step="100" value="{warmup}"></span>'
         "</div>"
         '<p class="fig-note" data-part="summary" aria-live="polite"></p>'
-        '<div class="fig-row"><div data-part="plot"></div><div data-part="numbers"></div></div>'
+        '<div class="fig-row"><div data-part="plot" role="img" aria-label="Learning rate against step on log-log axes: '
+        'a straight rise to the peak at step = warmup (a square), then a straight fall of slope -1/2"></div>'
+        '<div data-part="numbers"></div></div>'
     )
     data = {"steps": list(steps)}
     caption = ("Equation 3 for any d_model and warm-up: a linear rise to the peak d_model^-0.5 · "

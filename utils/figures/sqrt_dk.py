@@ -66,11 +66,11 @@ def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
     fid = figure_id
     body = (
         '<div class="fig-controls">'
-        f'<label for="{fid}-angle">angle of token {token + 1}\'s query: <output data-part="angle-out" '
+        f'<span class="fig-ctl"><label for="{fid}-angle">angle of token {token + 1}\'s query: <output data-part="angle-out" '
         f'for="{fid}-angle">{angle}°</output></label>'
-        f'<input type="range" id="{fid}-angle" data-part="angle" min="-180" max="180" step="1" value="{angle}">'
-        f'<label for="{fid}-d">dimension d: <output data-part="d-out" for="{fid}-d">{D_MIN}</output></label>'
-        f'<input type="range" id="{fid}-d" data-part="d" min="{D_MIN}" max="{D_MAX}" step="2" value="{D_MIN}">'
+        f'<input type="range" id="{fid}-angle" data-part="angle" min="-180" max="180" step="1" value="{angle}"></span>'
+        f'<span class="fig-ctl"><label for="{fid}-d">dimension d: <output data-part="d-out" for="{fid}-d">{D_MIN}</output></label>'
+        f'<input type="range" id="{fid}-d" data-part="d" min="{D_MIN}" max="{D_MAX}" step="2" value="{D_MIN}"></span>'
         f'<label for="{fid}-scale"><input type="checkbox" id="{fid}-scale" data-part="scale" checked> '
         "divide the scores by √d</label>"
         "</div>"

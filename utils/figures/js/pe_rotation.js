@@ -21,9 +21,7 @@ function aiaynFigure_pe_rotation(root, data) {
 
     // unit circle; x = first entry of the pair (sine), y = second (cosine)
     var R = 80, c = 100, X = function (p) { return c + R * p[0]; }, Y = function (p) { return c - R * p[1]; };
-    var s = svg("svg", {width: 200, height: 200, viewBox: "0 0 200 200", role: "img",
-      "aria-label": "Unit circle with the pair at position " + pos + " (ring) and at position " + (pos + k) +
-        " (square); angle between them " + F.fmt(theta, 4) + " rad"});
+    var s = svg("svg", {width: 200, height: 200, viewBox: "0 0 200 200", "aria-hidden": "true"});
     s.appendChild(svg("circle", {cx: c, cy: c, r: R, fill: "none", stroke: "#888"}));
     s.appendChild(svg("line", {x1: c - R - 8, y1: c, x2: c + R + 8, y2: c, stroke: "#bbb"}));
     s.appendChild(svg("line", {x1: c, y1: c - R - 8, x2: c, y2: c + R + 8, stroke: "#bbb"}));
@@ -35,6 +33,8 @@ function aiaynFigure_pe_rotation(root, data) {
     var t2 = svg("text", {x: 4, y: 196}); t2.textContent = "x: sin, y: cos (columns " + 2 * i + ", " + (2 * i + 1) + ")";
     s.appendChild(t1); s.appendChild(t2);
     F.fill(F.part(root, "plot"), [s]);
+    F.part(root, "plot").setAttribute("aria-label", "Unit circle with the pair at position " + pos + " (ring) and at position " + (pos + k) +
+        " (square); angle between them " + F.fmt(theta, 4) + " rad");
 
     F.fill(F.part(root, "numbers"), [
       F.table("Rotation M by omega_i·k = " + F.fmt(theta, 5) + " rad", ["col 1", "col 2"],

@@ -2,7 +2,7 @@
 function aiaynFigure_schedule(root, data) {
   var F = window.aiaynFig, NS = "http://www.w3.org/2000/svg";
   var menu = F.part(root, "d"), slider = F.part(root, "warmup");
-  var W = 360, H = 260, L = 52, B = 34, T = 10, Rm = 10;  // plot size and margins
+  var W = 360, H = 260, L = 52, B = 34, T = 10, Rm = 22;  // plot size and margins
   var X0 = 0, X1 = 5, Y0 = -8, Y1 = -1;  // log10 ranges: steps 1..100,000, rates 1e-8..1e-1
 
   function rate(step, d, w) { step = Math.max(step, 1); return Math.pow(d, -0.5) * Math.min(Math.pow(step, -0.5), step * Math.pow(w, -1.5)); }
@@ -18,9 +18,7 @@ function aiaynFigure_schedule(root, data) {
   function draw() {
     var d = Number(menu.value), w = Number(slider.value), peak = rate(w, d, w);
     F.part(root, "warmup-out").textContent = String(w);
-    var s = svg("svg", {width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img",
-      "aria-label": "Learning rate against step on log-log axes for d_model " + d + " and warmup " + w +
-        ": peak " + peak.toExponential(3) + " at step " + w});
+    var s = svg("svg", {width: W, height: H, viewBox: "0 0 " + W + " " + H, "aria-hidden": "true"});
     var e, pts = [];
     for (e = X0; e <= X1; e++) {
       s.appendChild(svg("line", {x1: px(Math.pow(10, e)), y1: T, x2: px(Math.pow(10, e)), y2: H - B, stroke: "#ddd"}));
@@ -39,6 +37,8 @@ function aiaynFigure_schedule(root, data) {
     s.appendChild(svg("rect", {x: px(w) - 4, y: py(peak) - 4, width: 8, height: 8, fill: "#111"}));
     s.appendChild(svg("text", {x: Math.min(px(w) + 8, W - 120), y: py(peak) - 8}, "peak " + peak.toExponential(2)));
     F.fill(F.part(root, "plot"), [s]);
+    F.part(root, "plot").setAttribute("aria-label", "Learning rate against step on log-log axes for d_model " + d + " and warmup " + w +
+        ": peak " + peak.toExponential(3) + " at step " + w);
 
     var rates = data.steps.map(function (st) { return rate(st, d, w); });
     F.fill(F.part(root, "numbers"), [F.table("lrate at d_model " + d + ", warmup " + w, ["lrate"],

@@ -24,12 +24,12 @@ function aiaynFigure_sentence(root, data) {
       matrix[h] = data.words.map(function (_, r) { return attend(h, r).weights; });
     });
     var head = ["key vector"], rows;
-    hs.forEach(function (h) { head.push("score, head " + h, "weight, head " + h); });
+    hs.forEach(function (h) { head.push("score (head " + h + ")", "weight (head " + h + ")"); });
     rows = data.words.map(function (word, j) {
       var cells = ["[" + data.keys[j].map(function (x) { return F.fmt(x, 1); }).join(", ") + "]"];
       hs.forEach(function (h) {
         cells.push(res[h].keep[j] ? F.fmt(res[h].scores[j], 4) : "masked");
-        cells.push(res[h].keep[j] ? F.fmt(100 * res[h].weights[j], 1) + "%" : "0% (masked)");
+        cells.push(res[h].keep[j] ? F.fmt(100 * res[h].weights[j], 1) + "%" : "masked");
       });
       return [word, cells];
     });
