@@ -102,9 +102,13 @@ def close(shown: str, value: float, digits: int):
 
 
 def shoot(book, fig, name):
-    """Photograph the figure (the theme's sticky header and skip link hidden, so they do not cover it)."""
-    book["page"].add_style_tag(content=".bd-header-article, .skip-link {display: none !important}")
-    fig.screenshot(path=str(book["shots"] / f"figure_{name}.png"))
+    """Photograph the figure as the page shows it (a full-page shot cut to the figure, so the
+    theme's sticky header cannot cover it)."""
+    page = book["page"]
+    page.evaluate("window.scrollTo(0, 0)")  # the sticky header goes back to the top of the page
+    box = fig.bounding_box()  # page coordinates, now that the page is not scrolled
+    clip = {"x": box["x"] - 4, "y": box["y"] - 4, "width": box["width"] + 8, "height": box["height"] + 8}
+    page.screenshot(path=str(book["shots"] / f"figure_{name}.png"), full_page=True, clip=clip)
 
 
 # ---------------------------------------------------------------- chapter 2: the sentence

@@ -37,7 +37,7 @@ function aiaynFigure_pe_rotation(root, data) {
         " (square); angle between them " + F.fmt(theta, 4) + " rad");
 
     F.fill(F.part(root, "numbers"), [
-      F.table("Rotation M by omega_i·k = " + F.fmt(theta, 5) + " rad", ["col 1", "col 2"],
+      F.table("Rotation M, angle " + F.fmt(theta, 5), ["col 1", "col 2"],
         [["row 1", M[0]], ["row 2", M[1]]], {digits: 4}),
       F.table("Pairs (columns " + 2 * i + ", " + (2 * i + 1) + ")", ["sin", "cos"],
         [["PE(" + pos + ")", here], ["M · PE(" + pos + ")", rotated], ["PE(" + (pos + k) + ")", later]], {digits: 4}),

@@ -24,7 +24,10 @@ function aiaynFigure_sentence(root, data) {
       matrix[h] = data.words.map(function (_, r) { return attend(h, r).weights; });
     });
     var head = ["key vector"], rows;
-    hs.forEach(function (h) { head.push("score (head " + h + ")", "weight (head " + h + ")"); });
+    hs.forEach(function (h) {
+    var tag = hs.length === 2 ? " h" + h : "";  // both heads: h1, h2
+    head.push("score" + tag, "weight" + tag);
+  });
     rows = data.words.map(function (word, j) {
       var cells = ["[" + data.keys[j].map(function (x) { return F.fmt(x, 1); }).join(", ") + "]"];
       hs.forEach(function (h) {
@@ -33,7 +36,7 @@ function aiaynFigure_sentence(root, data) {
       });
       return [word, cells];
     });
-    F.fill(F.part(root, "keys"), [F.table('Keys seen by the query "' + data.words[i] + '"', head, rows, {corner: "key"})]);
+    F.fill(F.part(root, "keys"), [F.table('Keys seen by the query "' + data.words[i] + '"' + (hs.length === 2 ? " (h1, h2: head 1, head 2)" : ", head " + hs[0]), head, rows, {corner: "key"})]);
 
     var output = [];
     hs.forEach(function (h) { output = output.concat(res[h].output); });
