@@ -229,7 +229,8 @@ def test_sqrt_dk_figure(book):
             set_range(fig, "d", d)
             st = figure_state(fig)
             A, out = lifted_weights(data, 45, d, divide)
-            assert (st["d"], st["scale"]) == (d, divide)
+            assert (st["d"], st["scale"]) == (d, divide) and len(st["lifted_query"]) == d
+            assert abs(sum(x * x for x in st["lifted_query"]) - 2 * math.sqrt(d / 2)) < 1e-5 * d, "|lift(q)|^2 = |q|^2 sqrt(d/2)"
             assert max(abs(a - b) for r, R in zip(st["weights"], A.tolist()) for a, b in zip(r, R)) < 1e-6, (d, divide)
             rows = [numbers(t) for t in fig.locator("[data-part=weights] tbody tr").all_inner_texts()]
             assert all(close(str(x), y, 4) for r, R in zip(rows, A.tolist()) for x, y in zip(r[1:4], R))

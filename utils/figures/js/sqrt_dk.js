@@ -37,10 +37,12 @@ function aiaynFigure_sqrt_dk(root, data) {
     F.part(root, "angle-out").textContent = a + "°";
     F.part(root, "d-out").textContent = String(d);
     var top = Math.max.apply(null, A[t]);
+    var lifted = Ql[t].slice(0, 4).map(function (x) { return F.fmt(x, 4); }).join(", ") + (d > 4 ? ", …" : "");
     F.part(root, "summary").textContent = "Query of token " + (t + 1) + " = [" + Q[t].map(function (x) {
-      return F.fmt(x, 4); }).join(", ") + "], lifted to d = " + d + (divide ? ", scores divided by √" + d :
-      ", scores not divided") + ". Largest weight in row " + (t + 1) + ": " + F.fmt(top, 4) + ".";
-    F.setState(root, {angle: a, d: d, scale: divide, query: Q[t], scores: S, weights: A, output: O});
+      return F.fmt(x, 4); }).join(", ") + "], lifted to d = " + d + ": " + d / 2 + " copies times (" + d / 2 +
+      ")^(-1/4) = [" + lifted + "]" + (divide ? "; scores divided by √" + d : "; scores not divided") +
+      ". Largest weight in row " + (t + 1) + ": " + F.fmt(top, 4) + ".";
+    F.setState(root, {angle: a, d: d, scale: divide, query: Q[t], lifted_query: Ql[t], scores: S, weights: A, output: O});
   }
   [angle, dim].forEach(function (s) { s.addEventListener("input", draw); });
   scale.addEventListener("change", draw);
