@@ -5,7 +5,8 @@
 * Each figure's HTML is deterministic (same inputs, same bytes: nbval compares it),
   loads nothing from another host, and has fixed ids.
 * Bad input raises an error that says what was expected.
-* The executed chapters hold the output the figure modules write today.
+* The executed chapters hold the figures with today's scripts and styles (nbval compares
+  the whole output; this names the stale chapter directly).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from utils.figures import (
     sentence_figure,
     sqrt_dk_figure,
 )
-from utils.figures.base import JS_DIR
+from utils.figures.base import JS_DIR, script, style
 
 JS_FILES = sorted(JS_DIR.glob("*.js"))
 WORDS = ["The", "cat", "slept", "because", "it", "was", "tired"]
@@ -165,5 +166,8 @@ def test_chapters_show_their_figures(chapter):
         assert len(html) == 1, f"{chapter}: {call} should display one figure, found {len(html)}"
         text = "".join(html[0])
         assert '<figure class="aiayn-fig"' in text and "<figcaption" in text and 'class="fig-desc"' in text
+        name = re.search(r'data-figure="(\w+)"', text).group(1)
+        assert script(name) in text and style() in text, (
+            f"{chapter}: the stored {name} figure has an old script or style: re-execute the chapter")
         data = json.loads(re.search(r"getElementById\(\"[\w-]+\"\), (\{.*\})\);</script>$", text, re.S).group(1))
         assert data, f"{chapter}: {call} embeds no data"
