@@ -10,6 +10,10 @@ Rules (checked on the instructor edition, which has every page):
    or the printed output or prose within two blocks before or after it does (a printed
    matrix or table, or a sentence with the values). A figure without data (a diagram)
    passes with a long description instead: a caption of at least 25 words.
+4. An interactive figure (``<figure class="aiayn-fig">``, see ``utils/figures``) is a
+   ``role="figure"`` named by its caption and described by a text of its default state
+   that holds at least three numbers; its picture has alt text (``role="img"`` with an
+   ``aria-label`` of at least four words); every control has a label.
 """
 
 from __future__ import annotations
@@ -120,6 +124,53 @@ def problems(soup, name) -> list[str]:
                 f"them in a sentence or the caption, or describe a diagram in a caption of "
                 f"{LONG_CAPTION_WORDS}+ words")
     return found
+
+
+def interactive_problems(soup, name) -> list[str]:
+    """Every broken rule 4 on one page (interactive figures), as sentences."""
+    found = []
+    for fig in soup.select("figure.aiayn-fig"):
+        where = f"{name}: interactive figure #{fig.get('id')}"
+        cap = fig.find("figcaption")
+        if cap is None or len(cap.get_text(" ", strip=True).split()) < MIN_ALT_WORDS:
+            found.append(f"{where} has no caption")
+        elif fig.get("role") != "figure" or fig.get("aria-labelledby") != cap.get("id"):
+            found.append(f"{where} is not a role=figure named by its caption (aria-labelledby)")
+        desc = soup.find(id=fig.get("aria-describedby") or "-")
+        if desc is None or len(numbers(desc.get_text(" "))) < MIN_NUMBERS:
+            found.append(f"{where} has no text description of its default state with {MIN_NUMBERS}+ numbers "
+                         "(aria-describedby)")
+        alts = [e.get("aria-label", "") for e in fig.select("[role=img]")]
+        if not alts or any(len(a.split()) < MIN_ALT_WORDS for a in alts):
+            found.append(f"{where} has no alt text: give its picture role=img and an aria-label that says what it shows")
+        for ctl in fig.select("input, select, button"):
+            labelled = (ctl.find_parent("label") or (ctl.get("id") and fig.select_one(f'label[for="{ctl["id"]}"]'))
+                        or ctl.get("aria-label") or (ctl.name == "button" and ctl.get_text(strip=True)))
+            if not labelled:
+                found.append(f"{where}: control {str(ctl)[:60]} has no label")
+    return found
+
+
+@pytest.mark.parametrize("name", pages())
+def test_interactive_figures_have_captions_descriptions_alt_text_and_labels(built_book, name):
+    found = interactive_problems(soup_of(name), name)
+    assert not found, "\n".join(found)
+
+
+def test_the_interactive_rules_catch_bad_figures():
+    good = ("<figure class='aiayn-fig' id='f' role='figure' aria-labelledby='f-cap' aria-describedby='f-desc'>"
+            "<label for='f-x'>angle</label><input id='f-x' type='range'><button>next step</button>"
+            "<div role='img' aria-label='Heat map of the weights'></div><figcaption id='f-cap'>A live weight "
+            "matrix of three tokens.</figcaption><p id='f-desc'>Default: 0.40, 0.20, 0.40.</p></figure>")
+    assert interactive_problems(_page(good), "ok") == []
+    bad = {"no caption": good.replace("A live weight matrix of three tokens.", ""),
+           "no text description": good.replace("0.40, 0.20, 0.40", "see above"),
+           "no alt text": good.replace(" aria-label='Heat map of the weights'", ""),
+           "has no label": good.replace("<label for='f-x'>angle</label>", ""),
+           "not a role=figure": good.replace("role='figure' ", "")}
+    for what, html in bad.items():
+        found = interactive_problems(_page(html), "x")
+        assert len(found) == 1 and what in found[0], (what, found)
 
 
 @pytest.mark.parametrize("name", pages())

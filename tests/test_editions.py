@@ -77,7 +77,9 @@ def html_text(path, drop_solutions=False) -> str:
         for div in soup.select("div.solution"):
             div.decompose()
     alts = " ".join(img.get("alt", "") for img in soup.find_all("img"))  # alt text is read too
-    return soup.get_text() + " " + alts
+    # an interactive figure's script holds the numbers and notes it shows (utils/figures)
+    shown = " ".join(s.get_text() for s in soup.select("figure.aiayn-fig + script"))
+    return soup.get_text() + " " + alts + " " + shown
 
 
 def notebook_text(nb):

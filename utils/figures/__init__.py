@@ -1,0 +1,21 @@
+"""Interactive figures of the course: plain HTML plus a small inlined script.
+
+Each figure has one module here (its Python side: inputs checked, numbers computed,
+HTML written) and one script in ``js/`` (its browser side: controls and live numbers).
+The script is inlined into the cell's output when the figure is displayed, so the
+figure works in the static book (no kernel, nothing from another host) and in a
+notebook opened alone (Jupyter, Colab, Kaggle) once its cell has run.
+
+Figures are course plumbing, like ``utils/plotting.py``: they draw what the chapters
+compute; the model code they show lives in the taught modules.
+"""
+
+from .base import InteractiveFigure, figure_json
+from .explorer import explorer_figure, explorer_steps
+from .pe_rotation import pe_rotation_figure
+from .schedule import schedule_figure
+from .sentence import sentence_figure
+from .sqrt_dk import sqrt_dk_figure
+
+__all__ = ["InteractiveFigure", "explorer_figure", "explorer_steps", "figure_json",
+           "pe_rotation_figure", "schedule_figure", "sentence_figure", "sqrt_dk_figure"]
