@@ -259,3 +259,11 @@ def test_whole_test_split_with_beam_search_in_under_two_minutes(lexicon, vocab, 
     seconds = time.perf_counter() - t0
     assert seconds < 120, f"beam search over the test split took {seconds:.0f} s"
     assert 0 < result["wer"] < 1 and 0 < result["per"] < 1
+
+
+def test_command_line_score(capsys):
+    g2p._main(["score", "--which", "last", "--decode", "greedy", "--split", "dev"])
+    out = capsys.readouterr().out
+    assert out.startswith("dev split, last of steps [") and "WER " in out and "(6,165 words)" in out
+    with pytest.raises(SystemExit):
+        g2p._main(["score", "--split", "everything"])

@@ -9,10 +9,11 @@ token budget, Adam with the warmup schedule, dropout and label smoothing; decodi
 follows section 6.1: beam search (beam 4, alpha 0.6) on the average of the last
 checkpoints.
 
-Train (resumable; progress bar; checkpoints and a log under ``--workdir``)::
+Train (resumable; progress bar; checkpoints and a log under ``--workdir``), ship, score::
 
-    PYTHONPATH=. .venv/bin/python -m utils.g2p train
-    PYTHONPATH=. .venv/bin/python -m utils.g2p ship     # average the last checkpoints into utils/checkpoints/g2p/
+    .venv/bin/python -m utils.g2p train --threads 2   # run it again to resume
+    .venv/bin/python -m utils.g2p ship                # average the last checkpoints into utils/checkpoints/g2p/
+    .venv/bin/python -m utils.g2p score               # test WER and PER of the shipped average, beam search
 
 Metrics as the literature computes them (Yolchuyeva et al. 2019; Bisani and Ney 2008):
 
@@ -555,16 +556,26 @@ def _main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m utils.g2p", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train (or resume) the G2P model")
-    t.add_argument("--workdir", default=str(WORKDIR))
-    t.add_argument("--steps", type=int, default=G2P_TRAIN["steps"])
-    t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--workdir", default=str(WORKDIR), help="checkpoints, state and log (default: %(default)s)")
+    t.add_argument("--steps", type=int, default=G2P_TRAIN["steps"], help="train until this step (default: %(default)s)")
+    t.add_argument("--threads", type=int, default=2, help="PyTorch threads; the shipped run used 2 (default: %(default)s)")
     s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")
     s.add_argument("--workdir", default=str(WORKDIR))
+    s.add_argument("--keep-last", type=int, default=G2P_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
+    e = sub.add_parser("score", help="WER and PER of the shipped model on a split")
+    e.add_argument("--which", choices=("avg", "last"), default="avg")
+    e.add_argument("--decode", choices=("greedy", "beam"), default="beam")
+    e.add_argument("--split", choices=tuple(SPLITS), default="test")
     args = parser.parse_args(argv)
     if args.cmd == "train":
         train_g2p(args.workdir, steps=args.steps, threads=args.threads)
+    elif args.cmd == "ship":
+        print("wrote", ship(args.workdir, keep_last=args.keep_last))
     else:
-        print("wrote", ship(args.workdir))
+        model, steps = load_shipped(args.which)
+        res = score_split(model, load_lexicon()[args.split], G2PVocab(), decode=args.decode)
+        print(f"{args.split} split, {args.which} of steps {steps}, {args.decode}: "
+              f"WER {res['wer']:.2%}, PER {res['per']:.2%} ({len(res['words']):,} words)")
 
 
 if __name__ == "__main__":
