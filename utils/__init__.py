@@ -12,21 +12,12 @@ rounds differently, and a notebook's printed numbers change from one machine to 
 next. Any x86-64 CPU with AVX2 then gives the same bits. The setting takes effect if
 ``utils`` is imported before the first tensor operation of the process (the first
 cell of every notebook sets the same variables before importing torch).
-
-It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless set): a run with two or more threads
-(the G2P training of chapter 14) then sleeps instead of spinning while it waits for a
-thread, which matters on a machine whose cores are busy with something else
-(measured on 2 cores next to a busy process: 0.6 s per training step instead of
-2.7 s). It changes the scheduling, never the arithmetic. Unlike the other two, it
-takes effect only if it is set before torch is imported (the OpenMP runtime reads it
-when it loads).
 """
 
 import os
 
 os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
 os.environ.setdefault("MKL_CBWR", "AVX2")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .decoding import Hypothesis, average_checkpoints, beam_search, beam_search_core, greedy_decode, length_penalty
