@@ -52,7 +52,7 @@ SPLITS = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
 #: The model trained by ``python -m utils.g2p train`` (1.4M parameters with the 69-token vocabulary).
 G2P_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.1, max_len=64)
 #: The training recipe (section 5): token budget per batch, warmup steps, label smoothing.
-G2P_TRAIN = dict(max_tokens=3000, warmup=4000, eps_ls=0.1, seed=0, steps=40000,
+G2P_TRAIN = dict(max_tokens=3000, warmup=4000, eps_ls=0.1, seed=0, steps=18000,
                  save_every=1000, eval_every=1000, keep_last=5)
 
 #: Outputs may be this many tokens longer than the word: every pronunciation in CMUdict
