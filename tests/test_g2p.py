@@ -123,14 +123,18 @@ def test_per_empty_output_and_output_longer_than_every_reference():
     assert g2p.wer([long], refs) == 1.0
 
 
-@pytest.mark.parametrize("hyps,refs,match", [
-    ([["K"]], [], "one output per word"),
-    ([["K"]], [[]], "at least one non-empty reference"),
-    ([["K"]], [[[]]], "at least one non-empty reference"),
+@pytest.mark.parametrize("hyps,refs,error,match", [
+    ([["K"]], [], ValueError, "one output per word"),
+    ([], [], ValueError, "no words to score"),
+    ([["K"]], [[]], ValueError, "one or more non-empty reference"),
+    ([["K"]], [[[]]], ValueError, "one or more non-empty reference"),
+    ([["K"]], [["K"]], ValueError, "one or more non-empty reference"),      # references not nested
+    (["K"], [[["K"]]], TypeError, "output 0 must be a list of phone strings"),  # an output given as a string
+    ("K", [[["K"]]], TypeError, "must be lists"),
 ])
-def test_metric_errors(hyps, refs, match):
+def test_metric_errors(hyps, refs, error, match):
     for metric in (g2p.wer, g2p.per):
-        with pytest.raises(ValueError, match=match):
+        with pytest.raises(error, match=match):
             metric(hyps, refs)
 
 

@@ -192,12 +192,24 @@ def new_model(vocab_size: int = len(PHONES) + len(LETTERS) + 3, **overrides) -> 
 
 # ---------------------------------------------------------------- metrics
 
+def _is_phones(x) -> bool:
+    return isinstance(x, (list, tuple)) and all(isinstance(p, str) for p in x)
+
+
 def _check_refs(hyps, refs):
+    if not isinstance(hyps, (list, tuple)) or not isinstance(refs, (list, tuple)):
+        raise TypeError(f"hyps and refs must be lists, got {type(hyps).__name__} and {type(refs).__name__}")
     if len(hyps) != len(refs):
         raise ValueError(f"need one output per word: {len(hyps)} outputs for {len(refs)} reference lists")
+    if not hyps:
+        raise ValueError("no words to score: hyps and refs are empty")
+    for i, h in enumerate(hyps):
+        if not _is_phones(h):
+            raise TypeError(f"output {i} must be a list of phone strings such as ['K', 'AE', 'T'], got {h!r}")
     for i, r in enumerate(refs):
-        if not r or any(not p for p in r):
-            raise ValueError(f"word {i} needs at least one non-empty reference pronunciation, got {r!r}")
+        if not isinstance(r, (list, tuple)) or not r or any(not _is_phones(p) or not p for p in r):
+            raise ValueError(f"word {i} needs a list of one or more non-empty reference pronunciations "
+                             f"(lists of phone strings, e.g. [['R', 'EH', 'D'], ['R', 'IY', 'D']]), got {r!r}")
 
 
 def closest_reference(hyp, refs) -> tuple[int, list[str]]:
@@ -215,7 +227,8 @@ def wer(hyps, refs) -> float:
         refs: one list of reference pronunciations per word.
 
     Raises:
-        ValueError: lengths differ, or a word has no (or an empty) reference.
+        TypeError: an output is not a list of phone strings.
+        ValueError: no words, lengths differ, or a word has no (or an empty) reference.
     """
     _check_refs(hyps, refs)
     return sum(h not in r for h, r in zip(hyps, refs)) / len(hyps)
@@ -225,7 +238,8 @@ def per(hyps, refs) -> float:
     """Phone error rate: sum of edit distances to the closest reference / sum of its lengths.
 
     Raises:
-        ValueError: lengths differ, or a word has no (or an empty) reference.
+        TypeError: an output is not a list of phone strings.
+        ValueError: no words, lengths differ, or a word has no (or an empty) reference.
     """
     _check_refs(hyps, refs)
     errors = length = 0
