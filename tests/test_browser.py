@@ -144,25 +144,31 @@ PAGE_REPORT = """async () => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def crawl(browser, site, mathjax_dir, screenshot_dir):
-    """Open every toc page once; {page name: report} plus what went wrong on the way."""
-    external, failed, errors = set(), [], []
+def offline_route(site, mathjax_dir, external, also_allow=()):
+    """A Playwright route handler: pages of ``site`` (and URLs starting with ``also_allow``)
+    load; MathJax's CDN is answered from ``mathjax_dir``; any other request is aborted
+    and its URL (without the query) added to the set ``external``."""
 
     def route(r):
         url = r.request.url
-        if url.startswith(site):
+        if url.startswith((site, *also_allow)):
             return r.continue_()
         if url.startswith(MATHJAX_CDN):
-            rel = urlparse(url).path.split("/mathjax@3/", 1)[1]
-            local = mathjax_dir / rel
+            local = mathjax_dir / urlparse(url).path.split("/mathjax@3/", 1)[1]
             if local.is_file():
                 return r.fulfill(path=str(local))
         external.add(url.split("?")[0])
         return r.abort()
 
+    return route
+
+
+@pytest.fixture(scope="module")
+def crawl(browser, site, mathjax_dir, screenshot_dir):
+    """Open every toc page once; {page name: report} plus what went wrong on the way."""
+    external, failed, errors = set(), [], []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.route("**/*", route)
+    context.route("**/*", offline_route(site, mathjax_dir, external))
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
     page.on("response", lambda resp: failed.append(f"{resp.status} {resp.url}")

@@ -50,20 +50,8 @@ NUM = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 def book(browser, site, mathjax_dir, screenshot_dir):
     """A page of the served book and what went wrong on the way: {page, open, external, errors}."""
     external, errors = set(), []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith(site) or url.startswith("data:"):
-            return r.continue_()
-        if url.startswith(test_browser.MATHJAX_CDN):
-            local = mathjax_dir / url.split("?")[0].split("/mathjax@3/", 1)[1]
-            if local.is_file():
-                return r.fulfill(path=str(local))
-        external.add(url.split("?")[0])
-        return r.abort()
-
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    context.route("**/*", route)
+    context.route("**/*", test_browser.offline_route(site, mathjax_dir, external, also_allow=("data:",)))
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
     state = {"url": None}

@@ -251,21 +251,28 @@ def per(hyps, refs) -> float:
 
 # ---------------------------------------------------------------- decoding
 
+def _decode_by_length(words, vocab, batch_size, decode_batch) -> list[list[str]]:
+    """Decode ``words`` ``batch_size`` at a time, grouped by length (little padding);
+    ``decode_batch(src)`` returns one list of phones per row of the padded batch.
+    The outputs come back in the order of ``words``."""
+    order = sorted(range(len(words)), key=lambda i: len(words[i]))
+    out = [None] * len(words)
+    for k in range(0, len(order), batch_size):
+        idx = order[k : k + batch_size]
+        src, _ = collate([(vocab.encode_word(words[i]), [EOS_ID]) for i in idx])
+        for i, phones in zip(idx, decode_batch(src)):
+            out[i] = phones
+    return out
+
+
 def greedy_phones(model, words, vocab, batch_size=500) -> list[list[str]]:
     """Greedy decoding of many words, in batches of words of similar length (at most
     ``MAX_EXTRA`` more phones than the longest word of the batch)."""
     from .decoding import greedy_decode
 
     model.eval()
-    order = sorted(range(len(words)), key=lambda i: len(words[i]))
-    out = [None] * len(words)
-    for k in range(0, len(order), batch_size):
-        idx = order[k : k + batch_size]
-        src, _ = collate([(vocab.encode_word(words[i]), [EOS_ID]) for i in idx])
-        ids = greedy_decode(model, src, max_len=src.size(1) + MAX_EXTRA)
-        for i, row in zip(idx, ids):
-            out[i] = vocab.decode_phones(row)
-    return out
+    return _decode_by_length(words, vocab, batch_size, lambda src: [
+        vocab.decode_phones(row) for row in greedy_decode(model, src, max_len=src.size(1) + MAX_EXTRA)])
 
 
 def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True):
@@ -350,14 +357,8 @@ def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA
     length. The output may be at most ``max_extra`` phones longer than the word.
     """
     model.eval()
-    order = sorted(range(len(words)), key=lambda i: len(words[i]))
-    out = [None] * len(words)
-    for k in range(0, len(order), batch_size):
-        idx = order[k : k + batch_size]
-        src, _ = collate([(vocab.encode_word(words[i]), [EOS_ID]) for i in idx])
-        for i, hyps in zip(idx, beam_search_batch(model, src, beam_size, alpha, max_extra)):
-            out[i] = vocab.decode_phones(hyps[0].tokens)
-    return out
+    return _decode_by_length(words, vocab, batch_size, lambda src: [
+        vocab.decode_phones(hyps[0].tokens) for hyps in beam_search_batch(model, src, beam_size, alpha, max_extra)])
 
 
 def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
