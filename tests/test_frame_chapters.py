@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from utils.exercises import EXERCISES, ch01, ch09, ch13, check
+from utils.exercises import EXERCISES, ch01, ch09, ch14, check
 
 # ---- chapter 1: path lengths and recurrent chains ------------------------------
 
@@ -61,7 +61,7 @@ def test_disconnected_mask_raises():
         ch09._layers_until_all_connected(torch.eye(4, dtype=torch.bool))
 
 
-# ---- chapter 13: parameter counts and the cache --------------------------------
+# ---- chapter 14: parameter counts and the cache --------------------------------
 
 def _meta_count(vocab_size, d_model, N, h_q, h_kv, d_head, d_ff, **_):
     """Parameters counted from real (shape-only) PyTorch modules."""
@@ -78,24 +78,24 @@ def _meta_count(vocab_size, d_model, N, h_q, h_kv, d_head, d_ff, **_):
 
 @pytest.mark.parametrize("h_kv", [1, 3, 9])
 def test_decoder_params_match_modules(h_kv):
-    cfg = {**ch13.SMOLLM2_135M, "h_kv": h_kv}
-    assert ch13._decoder_lm_params(**cfg) == _meta_count(**cfg)
+    cfg = {**ch14.SMOLLM2_135M, "h_kv": h_kv}
+    assert ch14._decoder_lm_params(**cfg) == _meta_count(**cfg)
 
 
 def test_smollm2_count_is_the_published_135m():
-    assert round(ch13._decoder_lm_params(**ch13.SMOLLM2_135M) / 1e6, 1) == 134.5
+    assert round(ch14._decoder_lm_params(**ch14.SMOLLM2_135M) / 1e6, 1) == 134.5
 
 
 def test_kv_cache_scales_with_kv_heads():
-    cfg = ch13.SMOLLM2_135M
-    gqa = ch13._kv_cache_bytes(**cfg)
-    assert ch13._kv_cache_bytes(**{**cfg, "h_kv": 9}) == 3 * gqa
+    cfg = ch14.SMOLLM2_135M
+    gqa = ch14._kv_cache_bytes(**cfg)
+    assert ch14._kv_cache_bytes(**{**cfg, "h_kv": 9}) == 3 * gqa
     assert gqa == 2 * cfg["h_kv"] * cfg["d_head"] * cfg["N"] * cfg["context"] * 2
 
 
 # ---- the checkers themselves ---------------------------------------------------
 
-IDS = ["1.1", "1.2", "1.3", "9.1", "9.2", "9.3", "13.1", "13.2", "13.3"]
+IDS = ["1.1", "1.2", "1.3", "9.1", "9.2", "9.3", "14.1", "14.2", "14.3"]
 
 
 def test_all_exercises_are_registered():
@@ -117,7 +117,7 @@ def test_checker_accepts_expected_and_rejects_wrong(id, capsys):
 
 
 def test_checker_explains_wrong_type(capsys):
-    assert not check("13.2", [1.2649, -0.6325, 1.2649, 0.6325])
+    assert not check("14.2", [1.2649, -0.6325, 1.2649, 0.6325])
     assert "should be a floating-point torch.Tensor" in " ".join(capsys.readouterr().out.split())
 
 
@@ -128,4 +128,4 @@ def test_known_answers():
     assert EXERCISES["9.2"].expected() == 25
     assert EXERCISES["9.3"].expected() == 10 + 2 * 9 + 2 * 8
     x = torch.tensor([2.0, -1.0, 2.0, 1.0])
-    assert torch.allclose(EXERCISES["13.2"].expected(), x / x.pow(2).mean().sqrt())
+    assert torch.allclose(EXERCISES["14.2"].expected(), x / x.pow(2).mean().sqrt())

@@ -1,4 +1,4 @@
-"""Tests of the G2P task (chapter 14): data split, vocabulary, metrics, batched beam
+"""Tests of the G2P task (chapter 15): data split, vocabulary, metrics, batched beam
 search, training reproducibility and the shipped model."""
 
 import json

@@ -1,4 +1,4 @@
-"""The trained tiny model equals torch.nn.Transformer with the same weights (chapter 12).
+"""The trained tiny model equals torch.nn.Transformer with the same weights (chapter 13).
 
 Uses the shipped checkpoint of chapter 10 (trained weights: a fresh model would hide
 the final-LayerNorm mismatch, see test_final_norms_break_parity_only_after_training).

@@ -274,7 +274,7 @@ def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
     """The tiny model ``Transformer(**TINY)`` with the weights saved for ``step``, in eval mode.
 
     The course ships the weights that chapter 10 trains (steps 2,600 to 3,000,
-    every 100) in ``utils/checkpoints/``; chapters 11 and 12 load them.
+    every 100) in ``utils/checkpoints/``; chapters 11 and 13 load them.
 
     Raises:
         FileNotFoundError: no checkpoint for that step (the message lists those present).

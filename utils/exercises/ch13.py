@@ -1,47 +1,52 @@
-"""Exercises of chapter 13 (what changed since 2017).
-
-Expected answers are computed here from a configuration's sizes, with the same
-formulas the chapter checks against a model built on the meta device.
-"""
-
-from __future__ import annotations
+"""Answer checkers for chapter 13 (parity with torch.nn.Transformer)."""
 
 import torch
-import torch.nn.functional as F
+from torch import nn
 
+from ..masks import causal_mask, target_mask
+from ..model import BASE, TINY
 from . import register
 
-#: SmolLM2-135M's published sizes (as in COURSE.md).
-SMOLLM2_135M = dict(vocab_size=49_152, d_model=576, N=30, h_q=9, h_kv=3, d_head=64, d_ff=1536,
-                    eps=1e-5, theta=100_000.0, context=8192)
+
+@register("13.1", prompt="Give (first_row, last_row_plus_1) of W_V inside multihead_attn.in_proj_weight, "
+          "a tuple of two ints.",
+          hint="in_proj_weight stacks W_Q, W_K and W_V, each d_model = 64 rows tall, in that order.")
+def _w_v_rows():
+    # Ask PyTorch which block of in_proj_weight acts on the value input: make each
+    # block in turn the identity (the others zero) and see when the output follows v.
+    d_model = TINY["d_model"]
+    attn = nn.MultiheadAttention(d_model, TINY["h"], batch_first=True)
+    q = k = torch.zeros(1, 2, d_model)
+    v = torch.arange(2 * d_model, dtype=torch.float32).view(1, 2, d_model)
+    with torch.no_grad():
+        attn.out_proj.weight.copy_(torch.eye(d_model))
+        attn.out_proj.bias.zero_()
+        attn.in_proj_bias.zero_()
+        for block in range(3):
+            attn.in_proj_weight.zero_()
+            attn.in_proj_weight[block * d_model:(block + 1) * d_model] = torch.eye(d_model)
+            out, _ = attn(q, k.clone(), v)
+            if out.abs().sum() > 0:  # only W_V passes the values through
+                return (block * d_model, (block + 1) * d_model)
+    raise AssertionError("no block of in_proj_weight carried the values")
 
 
-def _decoder_lm_params(vocab_size, d_model, N, h_q, h_kv, d_head, d_ff, **_) -> int:
-    """Parameters of a SmolLM2-like decoder: tied embedding, N pre-norm blocks
-    (bias-free grouped-query attention, SwiGLU, two RMSNorm weights), a final RMSNorm."""
-    attention = d_model * d_head * (2 * h_q + 2 * h_kv)
-    per_layer = attention + 3 * d_model * d_ff + 2 * d_model
-    return vocab_size * d_model + N * per_layer + d_model
+@register("13.2", prompt="Give the (6, 6) bool tensor, True = blocked, for '<s> d e </s>' plus two padding tokens.",
+          hint="blocked = in the future OR padding; that is the negation of our target_mask.")
+def _combined_mask():
+    tgt = torch.tensor([[1, 6, 7, 2, 0, 0]])
+    blocked = ~target_mask(tgt)[0, 0]
+    assert torch.equal(blocked, ~causal_mask(6) | (tgt == 0))
+    return blocked
 
 
-def _kv_cache_bytes(N, h_kv, d_head, context, bytes_per_number=2, **_) -> int:
-    """Bytes of the key-value cache: keys and values for every token, head and layer."""
-    return 2 * h_kv * d_head * N * context * bytes_per_number
-
-
-@register("13.1", prompt="SmolLM2-135M's KV cache in bytes for 8,192 tokens in bfloat16.",
-          hint="per token and layer: 2 (keys and values) x h_kv x d_head numbers, 2 bytes each.")
-def ex_13_1():
-    return _kv_cache_bytes(**SMOLLM2_135M)
-
-
-@register("13.2", prompt="RMSNorm of (2, -1, 2, 1) with weight 1 and eps 0.",
-          hint="divide by the root of the mean of the squares; the mean is not subtracted.")
-def ex_13_2():
-    return F.rms_norm(torch.tensor([2.0, -1.0, 2.0, 1.0]), (4,), eps=0.0)
-
-
-@register("13.3", prompt="Parameters of SmolLM2-135M with 9 key-value heads instead of 3.",
-          hint="only W_K and W_V change size, in each of the 30 layers.")
-def ex_13_3():
-    return _decoder_lm_params(**{**SMOLLM2_135M, "h_kv": 9})
+@register("13.3", prompt="Give (parameters of nn.Transformer at base size, parameters left over after "
+          "copying our layers in), a tuple of two ints.",
+          hint="nn.Transformer adds one LayerNorm (gain and shift, 512 each) after each stack.")
+def _base_nn_transformer():
+    d_model = BASE["d_model"]
+    pt = nn.Transformer(d_model=d_model, nhead=BASE["h"], num_encoder_layers=BASE["N"],
+                        num_decoder_layers=BASE["N"], dim_feedforward=BASE["d_ff"], batch_first=True)
+    total = sum(p.numel() for p in pt.parameters())
+    extra = sum(p.numel() for p in pt.encoder.norm.parameters()) + sum(p.numel() for p in pt.decoder.norm.parameters())
+    return (total, extra)

@@ -1,49 +1,47 @@
-"""Answer checkers for chapter 14 (a real task: pronouncing English words, G2P)."""
+"""Exercises of chapter 14 (what changed since 2017).
 
-from ..model import count_parameters
+Expected answers are computed here from a configuration's sizes, with the same
+formulas the chapter checks against a model built on the meta device.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
 from . import register
 
-
-@register("14.1", prompt="Give (WER, PER) for the outputs IY TH ER (either) and T AH M EY T OW (tomato), "
-          "as a tuple of two floats.",
-          hint="WER counts wrong words; PER adds the edits to each word's closest reference and divides by "
-               "the total length of those references.")
-def _either_tomato():
-    from ..g2p import per, wer
-
-    hyps = [["IY", "TH", "ER"], ["T", "AH", "M", "EY", "T", "OW"]]
-    refs = [[["IY", "DH", "ER"], ["AY", "DH", "ER"]],
-            [["T", "AH", "M", "EY", "T", "OW"], ["T", "AH", "M", "AA", "T", "OW"]]]
-    return (wer(hyps, refs), per(hyps, refs))
+#: SmolLM2-135M's published sizes (as in COURSE.md).
+SMOLLM2_135M = dict(vocab_size=49_152, d_model=576, N=30, h_q=9, h_kv=3, d_head=64, d_ff=1536,
+                    eps=1e-5, theta=100_000.0, context=8192)
 
 
-@register("14.2", prompt="Give the number of parameters (an int) of the G2P model with two tables: 30 x d_model "
-          "for the encoder, 42 x d_model for the decoder, tied to the output layer.",
-          hint="the layers do not change; only the embedding tables do. 69 rows become 30 + 42.")
-def _two_vocabularies():
-    from torch import nn
-
-    from ..g2p import G2P_MODEL, LETTERS, PHONES, G2PVocab, new_model
-
-    specials = len(G2PVocab.specials)
-    decoder_side = new_model(specials + len(PHONES))  # its table is the decoder input and the output layer
-    return count_parameters(decoder_side) + count_parameters(nn.Embedding(specials + len(LETTERS), G2P_MODEL["d_model"]))
+def _decoder_lm_params(vocab_size, d_model, N, h_q, h_kv, d_head, d_ff, **_) -> int:
+    """Parameters of a SmolLM2-like decoder: tied embedding, N pre-norm blocks
+    (bias-free grouped-query attention, SwiGLU, two RMSNorm weights), a final RMSNorm."""
+    attention = d_model * d_head * (2 * h_q + 2 * h_kv)
+    per_layer = attention + 3 * d_model * d_ff + 2 * d_model
+    return vocab_size * d_model + N * per_layer + d_model
 
 
-def _five_letter_test_words():
-    from ..g2p import load_lexicon
-
-    test = load_lexicon()["test"]
-    return {w: r for w, r in test.items() if len(w) == 5}
+def _kv_cache_bytes(N, h_kv, d_head, context, bytes_per_number=2, **_) -> int:
+    """Bytes of the key-value cache: keys and values for every token, head and layer."""
+    return 2 * h_kv * d_head * N * context * bytes_per_number
 
 
-@register("14.3", prompt="Give the greedy WER (a float between 0 and 1) of the averaged model on the test "
-          "words of exactly 5 letters.",
-          hint="greedy_phones(load_shipped('avg')[0], words, G2PVocab()), then wer against their references.")
-def _five_letter_wer():
-    from ..g2p import G2PVocab, greedy_phones, load_shipped, wer
+@register("14.1", prompt="SmolLM2-135M's KV cache in bytes for 8,192 tokens in bfloat16.",
+          hint="per token and layer: 2 (keys and values) x h_kv x d_head numbers, 2 bytes each.")
+def ex_13_1():
+    return _kv_cache_bytes(**SMOLLM2_135M)
 
-    words = _five_letter_test_words()
-    model, _ = load_shipped("avg")
-    hyps = greedy_phones(model, list(words), G2PVocab())
-    return wer(hyps, list(words.values()))
+
+@register("14.2", prompt="RMSNorm of (2, -1, 2, 1) with weight 1 and eps 0.",
+          hint="divide by the root of the mean of the squares; the mean is not subtracted.")
+def ex_13_2():
+    return F.rms_norm(torch.tensor([2.0, -1.0, 2.0, 1.0]), (4,), eps=0.0)
+
+
+@register("14.3", prompt="Parameters of SmolLM2-135M with 9 key-value heads instead of 3.",
+          hint="only W_K and W_V change size, in each of the 30 layers.")
+def ex_13_3():
+    return _decoder_lm_params(**{**SMOLLM2_135M, "h_kv": 9})
