@@ -3,6 +3,14 @@
 Mask convention, used everywhere in the course: a mask is a ``torch.bool``
 tensor that broadcasts to the scores ``(..., q_len, k_len)``; ``True`` means
 the query may attend to that key, ``False`` means the key is hidden.
+
+A mask whose reading is ambiguous is refused (``utils.checks.check_mask``): with
+batched scores ``(batch, h, q_len, k_len)``, a 2-D mask is read as ``(q_len, k_len)``,
+so one whose first dimension equals the batch size could be a ``(batch, k_len)``
+padding mask that broadcasting would silently misread. Give padding masks as
+``padding_mask(ids)`` ``(batch, 1, 1, k_len)``, target masks as ``target_mask(ids)``
+``(batch, 1, q_len, k_len)``, and a mask shared by the batch as ``(q_len, k_len)``
+(when q_len differs from the batch size) or ``mask[None, None]``.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-from .checks import check_mask, check_qkv, check_tensor
+from .checks import check_mask, check_positive_int, check_qkv, check_tensor
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -23,7 +31,9 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         k: keys, shape (..., k_len, d_k).
         v: values, shape (..., k_len, d_v).
         mask: optional ``torch.bool`` tensor broadcastable to (..., q_len, k_len);
-            True = may attend, False = blocked.
+            True = may attend, False = blocked. With batched scores, a mask of
+            fewer dimensions whose first one equals the batch size is refused as
+            ambiguous (see ``check_mask``).
 
     Returns:
         (output, weights): output (..., q_len, d_v) and attention weights
@@ -32,9 +42,11 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         are all zeros, never NaN.
 
     Raises:
-        TypeError: an input is not a floating-point tensor; the mask is not boolean.
-        ValueError: d_k of q and k differ; k and v differ in length; the mask
-            does not broadcast to the scores.
+        TypeError: an input is not a floating-point tensor; the dtypes differ;
+            the mask is not boolean.
+        ValueError: d_k of q and k differ; k and v differ in length; the batch
+            dimensions do not broadcast; the mask does not broadcast to the
+            scores or its reading is ambiguous.
     """
     check_qkv(q, k, v)
     d_k = q.size(-1)
@@ -72,11 +84,14 @@ class MultiHeadAttention(nn.Module):
     (batch, h, q_len, k_len) when ``self.keep_weights`` is True, else None.
 
     Raises:
-        ValueError: h does not divide d_model; inputs of the wrong shape.
+        TypeError: d_model or h is not an int.
+        ValueError: d_model or h is below 1; h does not divide d_model; inputs
+            of the wrong shape.
     """
 
     def __init__(self, d_model: int, h: int):
         super().__init__()
+        check_positive_int(d_model=d_model, h=h)
         if d_model % h != 0:
             raise ValueError(f"h={h} must divide d_model={d_model}")
         self.d_model, self.h, self.d_k = d_model, h, d_model // h

@@ -3,6 +3,7 @@ penalty, and checkpoint averaging (paper section 6.1)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import torch
@@ -22,8 +23,46 @@ def _check_src(src, batch_of_one=False):
 
 
 def _check_model(model):
+    if not isinstance(model, torch.nn.Module) or not all(
+            hasattr(model, name) for name in ("encode", "decode", "generator", "pad_id")):
+        raise TypeError(f"model must be a utils.model.Transformer (with encode, decode, generator and pad_id), "
+                        f"got {type(model).__name__}")
     if model.training:
         raise RuntimeError("model is in training mode (dropout is active): call model.eval() before decoding")
+
+
+def _check_log_probs(logp, n):
+    if not isinstance(logp, torch.Tensor) or not logp.is_floating_point():
+        got = logp.dtype if isinstance(logp, torch.Tensor) else type(logp).__name__
+        raise TypeError(f"next_log_probs must return a floating-point tensor (n, vocab), got {got}")
+    if logp.dim() != 2 or logp.size(0) != n:
+        raise ValueError(f"next_log_probs must return one row of log-probabilities per prefix: "
+                         f"shape ({n}, vocab), got {tuple(logp.shape)}")
+    if torch.isnan(logp).any():
+        raise ValueError("next_log_probs returned NaN log-probabilities")
+
+
+def _check_state_dicts(state_dicts):
+    if isinstance(state_dicts, Mapping) or not isinstance(state_dicts, (list, tuple)):
+        raise TypeError(f"state_dicts must be a list of state_dict()s, got {type(state_dicts).__name__}")
+    if not state_dicts:
+        raise ValueError("average_checkpoints needs at least one state_dict, got an empty list")
+    for i, sd in enumerate(state_dicts):
+        if not isinstance(sd, Mapping) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
+            raise TypeError(f"state_dict {i} must be a mapping of names to tensors (model.state_dict()), "
+                            f"got {type(sd).__name__}")
+    first = state_dicts[0]
+    for i, sd in enumerate(state_dicts[1:], start=1):
+        if sd.keys() != first.keys():
+            raise ValueError(f"state_dict {i} has different keys from state_dict 0: {sorted(sd.keys() ^ first.keys())}")
+        for key in first:
+            if sd[key].shape != first[key].shape or sd[key].dtype != first[key].dtype:
+                raise ValueError(f"{key} has shape {tuple(sd[key].shape)} and dtype {sd[key].dtype} in state_dict {i}, "
+                                 f"{tuple(first[key].shape)} and {first[key].dtype} in state_dict 0")
+    for i, sd in enumerate(state_dicts):
+        for key, v in sd.items():
+            if v.is_floating_point() and not torch.isfinite(v).all():
+                raise ValueError(f"{key} of state_dict {i} holds NaN or inf: that checkpoint diverged")
 
 
 def _check_beam(beam_size, alpha, max_len):
@@ -119,13 +158,18 @@ def beam_search_core(next_log_probs, max_len, beam_size=4, alpha=0.6, early_stop
         A list of ``Hypothesis`` (at most ``beam_size``), best score first.
 
     Raises:
-        ValueError: beam_size < 1, alpha < 0, or max_len < 1.
+        TypeError: next_log_probs is not callable or returns no float tensor.
+        ValueError: beam_size < 1, alpha < 0, or max_len < 1; next_log_probs
+            returns a wrong shape or NaN.
     """
     _check_beam(beam_size, alpha, max_len)
+    if not callable(next_log_probs):
+        raise TypeError(f"next_log_probs must be a function of the prefixes, got {type(next_log_probs).__name__}")
     live = [((BOS_ID,), 0.0)]  # (prefix with <s>, sum of log-probabilities)
     finished = []
     for t in range(1, max_len + 1):
         logp = next_log_probs(torch.tensor([prefix for prefix, _ in live]))
+        _check_log_probs(logp, len(live))
         totals = torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None] + logp.double()
         best = totals.flatten().topk(min(beam_size - len(finished), totals.numel()))
         live_next = []
@@ -199,17 +243,11 @@ def average_checkpoints(state_dicts):
         A new state dict: each floating-point tensor is the mean of the inputs.
 
     Raises:
-        ValueError: the list is empty, or keys or shapes differ.
+        TypeError: not a list of mappings of tensors (a model, one state_dict).
+        ValueError: the list is empty; keys, shapes or dtypes differ; a
+            floating-point entry holds NaN or inf.
     """
-    if not state_dicts:
-        raise ValueError("average_checkpoints needs at least one state_dict, got an empty list")
+    _check_state_dicts(state_dicts)
     first = state_dicts[0]
-    for i, sd in enumerate(state_dicts[1:], start=1):
-        if sd.keys() != first.keys():
-            raise ValueError(f"state_dict {i} has different keys from state_dict 0: {sorted(sd.keys() ^ first.keys())}")
-        for key in first:
-            if sd[key].shape != first[key].shape:
-                raise ValueError(f"{key} has shape {tuple(sd[key].shape)} in state_dict {i}, "
-                                 f"{tuple(first[key].shape)} in state_dict 0")
     return {key: torch.stack([sd[key].double() for sd in state_dicts]).mean(0).to(first[key].dtype)
             if first[key].is_floating_point() else first[key].clone() for key in first}

@@ -8,6 +8,7 @@ import math
 import torch
 from torch import nn
 
+from .checks import check_positive_int
 from .masks import BOS_ID, EOS_ID, PAD_ID
 
 
@@ -21,12 +22,14 @@ class Embeddings(nn.Module):
     Shapes: ids (batch, len) of dtype long -> (batch, len, d_model).
 
     Raises:
+        TypeError, ValueError: vocab_size or d_model is not a positive int.
         TypeError: ids are not integers.
         IndexError: an id is outside 0..vocab_size-1.
     """
 
     def __init__(self, vocab_size: int, d_model: int):
         super().__init__()
+        check_positive_int(vocab_size=vocab_size, d_model=d_model)
         self.d_model = d_model
         self.lut = nn.Embedding(vocab_size, d_model)
         nn.init.normal_(self.lut.weight, mean=0.0, std=d_model**-0.5)

@@ -20,14 +20,14 @@ def set_seed(seed: int = 0, threads: int = THREADS) -> None:
 
     Raises:
         TypeError: if ``seed`` or ``threads`` is not an int.
-        ValueError: if ``seed`` is negative or ``threads`` is below 1.
+        ValueError: if ``seed`` is outside 0..2**32 - 1 or ``threads`` is below 1.
     """
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if not isinstance(threads, int) or isinstance(threads, bool):
         raise TypeError(f"threads must be an int, got {type(threads).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an int in 0..2**32 - 1 (NumPy's range), got {seed}")
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
     os.environ.setdefault("PYTHONHASHSEED", str(seed))

@@ -255,6 +255,12 @@ def _decode_by_length(words, vocab, batch_size, decode_batch) -> list[list[str]]
     """Decode ``words`` ``batch_size`` at a time, grouped by length (little padding);
     ``decode_batch(src)`` returns one list of phones per row of the padded batch.
     The outputs come back in the order of ``words``."""
+    if isinstance(words, str) or not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
+        raise TypeError(f"words must be a list of strings such as ['read', 'cat'], got {words!r:.80}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if not isinstance(vocab, G2PVocab):
+        raise TypeError(f"vocab must be a G2PVocab, got {type(vocab).__name__}")
     order = sorted(range(len(words)), key=lambda i: len(words[i]))
     out = [None] * len(words)
     for k in range(0, len(order), batch_size):
@@ -362,7 +368,15 @@ def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA
 
 
 def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
-    """WER and PER of ``model`` on a split: {"wer", "per", "words", "hyps"}."""
+    """WER and PER of ``model`` on a split: {"wer", "per", "words", "hyps"}.
+
+    Raises:
+        ValueError: ``decode`` is not 'greedy' or 'beam'; the split is empty.
+    """
+    if decode not in ("greedy", "beam"):
+        raise ValueError(f"decode must be 'greedy' or 'beam', got {decode!r}")
+    if not isinstance(lexicon_split, dict) or not lexicon_split:
+        raise ValueError(f"lexicon_split must be a non-empty dict {{word: [pronunciation, ...]}}, got {lexicon_split!r:.80}")
     words = list(lexicon_split)
     refs = [lexicon_split[w] for w in words]
     hyps = greedy_phones(model, words, vocab) if decode == "greedy" else beam_phones(model, words, vocab)
@@ -370,7 +384,13 @@ def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
 
 
 def dev_loss(model, pairs, criterion, max_tokens=6000) -> float:
-    """Label-smoothed loss per target token on ``pairs`` in eval mode."""
+    """Label-smoothed loss per target token on ``pairs`` in eval mode.
+
+    Raises:
+        ValueError: ``pairs`` is empty.
+    """
+    if not pairs:
+        raise ValueError("dev_loss needs at least one (source ids, target ids) pair, got none")
     model.eval()
     total = count = 0.0
     with torch.no_grad():
@@ -419,10 +439,10 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     cfg = {**G2P_TRAIN, **recipe}
     if steps is not None:
         cfg["steps"] = steps
-    for name in ("steps", "save_every", "eval_every"):
-        if not isinstance(cfg[name], int) or cfg[name] < 1:
+    for name in ("steps", "save_every", "eval_every", "max_tokens", "warmup", "keep_last"):
+        if not isinstance(cfg[name], int) or isinstance(cfg[name], bool) or cfg[name] < 1:
             raise ValueError(f"{name} must be a positive int, got {cfg[name]!r}")
-    if not isinstance(threads, int) or threads < 1:
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     from .env import set_seed
 
@@ -516,9 +536,23 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
 
 
 def read_log(path) -> tuple[dict, list[dict]]:
-    """(header, records) of a training log written by ``train_g2p``."""
-    lines = [json.loads(l) for l in pathlib.Path(path).read_text().splitlines() if l.strip()]
-    if not lines or "start" not in lines[0]:
+    """(header, records) of a training log written by ``train_g2p``.
+
+    Raises:
+        FileNotFoundError: ``path`` is not a file.
+        ValueError: a line is not JSON, or the first line is not a run's header.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no training log at {path}: train_g2p writes one (log.jsonl) in its workdir")
+    lines = []
+    for number, l in enumerate(path.read_text().splitlines(), start=1):
+        if l.strip():
+            try:
+                lines.append(json.loads(l))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path} is not a G2P training log: line {number} is not JSON ({err.msg})") from None
+    if not lines or not isinstance(lines[0], dict) or "start" not in lines[0]:
         raise ValueError(f"{path} is not a G2P training log (its first line must hold the run's 'start' config)")
     return lines[0], lines[1:]
 
@@ -528,11 +562,14 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     the last single checkpoint and the log beside it; return the averaged file's path.
 
     Raises:
+        ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5).
         FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints.
     """
     from .decoding import average_checkpoints
 
-    keep_last = keep_last or G2P_TRAIN["keep_last"]
+    keep_last = G2P_TRAIN["keep_last"] if keep_last is None else keep_last
+    if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1:
+        raise ValueError(f"keep_last must be a positive int, got {keep_last!r}")
     workdir, out = pathlib.Path(workdir), pathlib.Path(out)
     steps = sorted(int(p.stem.removeprefix("step")) for p in workdir.glob("step*.pt"))
     if len(steps) < keep_last:
@@ -553,7 +590,8 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
     The weights are stored as float16 to keep the repository small and loaded as float32.
 
     Raises:
-        ValueError: ``which`` is not 'avg' or 'last'.
+        ValueError: ``which`` is not 'avg' or 'last'; the file is not a shipped
+            {"steps", "state_dict"} or its weights are not those of ``new_model()``.
         FileNotFoundError: the file is missing (train and ship first).
     """
     if which not in ("avg", "last"):
@@ -562,8 +600,19 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: run `python -m utils.g2p train` then `python -m utils.g2p ship`")
     saved = torch.load(path, weights_only=True)
+    if not isinstance(saved, dict) or set(saved) != {"steps", "state_dict"}:
+        got = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+        raise ValueError(f"{path} is not a shipped G2P model: expected a dict with keys ['state_dict', 'steps'], "
+                         f"got {got}")
     model = new_model()
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()})
+    state = {k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()}
+    expected = model.state_dict()
+    wrong = sorted(k for k in state.keys() & expected.keys() if state[k].shape != expected[k].shape)
+    if state.keys() != expected.keys() or wrong:
+        raise ValueError(f"{path} holds the weights of another model: missing {sorted(expected.keys() - state.keys())[:3]}, "
+                         f"unexpected {sorted(state.keys() - expected.keys())[:3]}, other shapes {wrong[:3]} "
+                         f"(new_model() has {len(expected)} tensors, the file {len(state)})")
+    model.load_state_dict(state)
     return model.eval(), saved["steps"]
 
 

@@ -7,6 +7,8 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
+from .checks import check_positive_int, check_width
+from .masks import causal_mask
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -17,14 +19,20 @@ class PositionwiseFeedForward(nn.Module):
         d_ff: hidden width (2048 in the base model).
 
     Shapes: x (..., d_model) -> (..., d_model); hidden layer (..., d_ff).
+
+    Raises:
+        TypeError, ValueError: a size is not a positive int; x is not a
+            floating-point tensor (..., d_model).
     """
 
     def __init__(self, d_model: int, d_ff: int):
         super().__init__()
+        check_positive_int(d_model=d_model, d_ff=d_ff)
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
 
     def forward(self, x):
+        check_width(x, self.w_1.in_features)
         return self.w_2(torch.relu(self.w_1(x)))
 
 
@@ -39,15 +47,23 @@ class LayerNorm(nn.Module):
         eps: added to the variance (1e-5, PyTorch's default).
 
     Shapes: x (..., d_model) -> (..., d_model).
+
+    Raises:
+        TypeError, ValueError: d_model is not a positive int, eps is not > 0,
+            or x is not a floating-point tensor (..., d_model).
     """
 
     def __init__(self, d_model: int, eps: float = 1e-5):
         super().__init__()
+        check_positive_int(d_model=d_model)
+        if not eps > 0:
+            raise ValueError(f"eps must be a number > 0, got {eps!r}")
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(d_model))
         self.bias = nn.Parameter(torch.zeros(d_model))
 
     def forward(self, x):
+        check_width(x, self.weight.size(0))
         mean = x.mean(dim=-1, keepdim=True)
         centred = x - mean
         var = (centred * centred).mean(dim=-1, keepdim=True)  # divide by d
@@ -89,6 +105,10 @@ class DecoderLayer(nn.Module):
     Shapes: x (batch, tgt_len, d_model); memory (batch, src_len, d_model);
     tgt_mask broadcastable to (batch, h, tgt_len, tgt_len); src_mask
     broadcastable to (batch, h, tgt_len, src_len); output like x.
+
+    Without a ``tgt_mask`` the self-attention is causal: the layer builds
+    ``causal_mask(tgt_len)``, so position i never sees a later one. Pass
+    ``target_mask(tgt)`` to hide padding as well.
     """
 
     def __init__(self, d_model: int, h: int, d_ff: int, p_drop: float = 0.1):
@@ -102,6 +122,8 @@ class DecoderLayer(nn.Module):
         self.dropout = nn.Dropout(p_drop)
 
     def forward(self, x, memory, src_mask=None, tgt_mask=None):
+        if tgt_mask is None:  # masked self-attention: causal unless told otherwise
+            tgt_mask = causal_mask(x.size(1))[None, None]  # (1, 1, tgt_len, tgt_len)
         x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))
         x = self.norm2(x + self.dropout(self.cross_attn(x, memory, memory, src_mask)))
         x = self.norm3(x + self.dropout(self.ffn(x)))

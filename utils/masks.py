@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import torch
 
+from .checks import check_ids
+
 PAD_ID = 0
 BOS_ID = 1
 EOS_ID = 2
 
 
 def _check_ids(ids, name="ids"):
-    if not isinstance(ids, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
-    if ids.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {ids.dtype}")
-    if ids.dim() != 2:
-        raise ValueError(f"{name} must have shape (batch, len), got {tuple(ids.shape)}")
+    check_ids(ids, name)  # (batch, len >= 1) integer ids
 
 
 def padding_mask(ids, pad_id: int = PAD_ID):
@@ -30,7 +27,7 @@ def padding_mask(ids, pad_id: int = PAD_ID):
 
     Raises:
         TypeError: ``ids`` is not an integer tensor.
-        ValueError: ``ids`` is not 2-D.
+        ValueError: ``ids`` is not 2-D, or has no position (len 0).
     """
     _check_ids(ids)
     return (ids != pad_id)[:, None, None, :]

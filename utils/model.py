@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import nn
 
+from .checks import check_ids, check_memory, check_model_config
 from .embeddings import Embeddings, positional_encoding
 from .layers import DecoderLayer, EncoderLayer
 from .masks import PAD_ID, padding_mask, target_mask
@@ -29,13 +30,21 @@ class Transformer(nn.Module):
         pad_id: padding token id, used to build masks when none are given.
 
     Shapes (``batch_first``): src (batch, src_len) and tgt (batch, tgt_len) long
-    ids; src_mask broadcastable to (batch, h, 1 or tgt_len, src_len) and
-    tgt_mask to (batch, h, tgt_len, tgt_len), both bool with True = may attend.
+    ids, src_len and tgt_len >= 1; src_mask broadcastable to (batch, h, 1 or
+    tgt_len, src_len) and tgt_mask to (batch, h, tgt_len, tgt_len), both bool
+    with True = may attend. A mask left as None is built from ``pad_id``.
+
+    Raises:
+        TypeError, ValueError: a size is not a positive int, h does not divide
+            d_model, p_drop is outside [0, 1) or pad_id outside the vocabulary;
+            ids that are not (batch, len >= 1) integer tensors of the vocabulary;
+            memory of the wrong shape or batch size.
     """
 
     def __init__(self, vocab_size, d_model=512, h=8, d_ff=2048, N=6, p_drop=0.1,
                  max_len=512, pad_id=PAD_ID):
         super().__init__()
+        check_model_config(vocab_size, d_model, h, d_ff, N, p_drop, max_len, pad_id)
         self.pad_id = pad_id
         self.embed = Embeddings(vocab_size, d_model)
         self.register_buffer("pe", positional_encoding(max_len, d_model), persistent=False)
@@ -52,15 +61,28 @@ class Transformer(nn.Module):
             raise ValueError(f"sequence of length {ids.size(1)} exceeds max_len={self.pe.size(0)}")
         return self.dropout(self.embed(ids) + self.pe[: ids.size(1)])
 
-    def encode(self, src, src_mask):
-        """Encoder stack: src (batch, src_len) -> memory (batch, src_len, d_model)."""
+    def encode(self, src, src_mask=None):
+        """Encoder stack: src (batch, src_len) -> memory (batch, src_len, d_model).
+
+        Without a src_mask, padding_mask(src) hides the padding.
+        """
+        check_ids(src, "src")  # an empty source (src_len 0) is an error
+        if src_mask is None:
+            src_mask = padding_mask(src, self.pad_id)
         x = self.embed_positions(src)
         for layer in self.encoder_layers:
             x = layer(x, src_mask)
         return x
 
-    def decode(self, tgt, memory, src_mask, tgt_mask):
-        """Decoder stack: tgt (batch, tgt_len) and memory -> (batch, tgt_len, d_model)."""
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None):
+        """Decoder stack: tgt (batch, tgt_len) and memory -> (batch, tgt_len, d_model).
+
+        Without a tgt_mask, target_mask(tgt) (padding and causal) keeps the
+        self-attention masked; without a src_mask, every memory position is seen.
+        """
+        check_memory(memory, tgt, self.embed.d_model)
+        if tgt_mask is None:
+            tgt_mask = target_mask(tgt, self.pad_id)
         y = self.embed_positions(tgt)
         for layer in self.decoder_layers:
             y = layer(y, memory, src_mask, tgt_mask)

@@ -24,13 +24,20 @@ def heatmap(data, row_labels=None, col_labels=None, ax=None, title=None,
         The matplotlib ``AxesImage``.
 
     Raises:
-        ValueError: ``data`` is not 2-D, or label counts do not match its shape.
+        TypeError: ``data`` is not numeric, or ``fmt`` is not a string.
+        ValueError: ``data`` is not a non-empty 2-D matrix, or label counts do
+            not match its shape.
     """
     if isinstance(data, torch.Tensor):
         data = data.detach().cpu().numpy()
-    data = np.asarray(data, dtype=float)
-    if data.ndim != 2:
-        raise ValueError(f"heatmap expects a 2-D matrix, got shape {data.shape}")
+    try:
+        data = np.asarray(data, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"heatmap expects a 2-D matrix of numbers, got {type(data).__name__} {data!r:.60}") from None
+    if data.ndim != 2 or data.size == 0:
+        raise ValueError(f"heatmap expects a non-empty 2-D matrix, got shape {data.shape}")
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a format string such as '{{:.2f}}', got {type(fmt).__name__}")
     rows, cols = data.shape
     for name, labels, n in (("row_labels", row_labels, rows), ("col_labels", col_labels, cols)):
         if labels is not None and len(labels) != n:

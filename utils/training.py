@@ -28,6 +28,13 @@ def _check_logits_target(logits, target):
         raise TypeError(f"target must be a torch.long tensor of class ids, got {getattr(target, 'dtype', type(target).__name__)}")
     if logits.shape[:-1] != target.shape:
         raise ValueError(f"logits (..., V) must match target (...): got logits {tuple(logits.shape)}, target {tuple(target.shape)}")
+    V = logits.size(-1)
+    if target.numel() and (target.min() < 0 or target.max() >= V):
+        raise ValueError(f"target ids must lie in 0..{V - 1} (the {V} classes of logits), "
+                         f"got min {int(target.min())}, max {int(target.max())}")
+    if not torch.isfinite(logits).all():
+        raise ValueError(f"logits must hold finite numbers, got {int((~torch.isfinite(logits)).sum())} NaN or "
+                         "infinite entries (has training diverged?)")
 
 
 #: Where the tiny model's trained weights are shipped (float32 state_dicts).
