@@ -22,7 +22,6 @@ solution's code (or glue them) so that the sentence quotes the code.
 
 from __future__ import annotations
 
-import math
 import re
 
 import pytest

@@ -42,7 +42,7 @@ from torch import nn
 from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .checks import check_tensor
 from .layers import DecoderLayer, EncoderLayer, LayerNorm
-from .masks import BOS_ID, PAD_ID, padding_mask, shift_right, target_mask
+from .masks import BOS_ID, PAD_ID, causal_mask, padding_mask, shift_right, target_mask
 from .model import Transformer, count_parameters
 from .training import LabelSmoothingLoss, rate, reversal_batch
 
@@ -189,6 +189,8 @@ class PreLNDecoderLayer(DecoderLayer):
     """Decoder layer with pre-norm sublayers; parameters and shapes as ``DecoderLayer``."""
 
     def forward(self, x, memory, src_mask=None, tgt_mask=None):
+        if tgt_mask is None:  # masked self-attention: causal unless told otherwise, as DecoderLayer
+            tgt_mask = causal_mask(x.size(1))[None, None]
         y = self.norm1(x)
         x = x + self.dropout(self.self_attn(y, y, y, tgt_mask))
         y = self.norm2(x)
@@ -241,11 +243,11 @@ class VariantTransformer(Transformer):
         elif positions == "none":
             self.pe.zero_()
 
-    def encode(self, src, src_mask):
+    def encode(self, src, src_mask=None):
         x = super().encode(src, src_mask)
         return self.encoder_norm(x) if self.norm == "pre" else x
 
-    def decode(self, tgt, memory, src_mask, tgt_mask):
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None):
         y = super().decode(tgt, memory, src_mask, tgt_mask)
         return self.decoder_norm(y) if self.norm == "pre" else y
 
