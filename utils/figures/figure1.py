@@ -265,7 +265,7 @@ def draw_figure1(shapes: dict, src_text: str = "", tgt_text: str = "", ax=None):
 
     # ---- decoder (right column) ----
     _box(ax, xd, 1.0, f"Outputs (shifted right)\n{tgt_text}", "io")
-    _box(ax, xd, 3.4, "Output Embedding\n(the same table E, times √d_model)", "embed")
+    _box(ax, xd, 3.4, "Output Embedding\n(same table E, times √d_model)", "embed")
     _arrow(ax, (xd, 1.0 + top), (xd, 3.4 + bot), s["tgt_ids"])
     ax.add_patch(Circle((xd, 5.6), 0.32, facecolor="white", edgecolor="black", linewidth=1.2))
     ax.text(xd, 5.6, "+", ha="center", va="center", fontsize=13)
