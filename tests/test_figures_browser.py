@@ -199,7 +199,7 @@ def test_sqrt_dk_figure(book):
     assert [r[1:4] for r in shown] == [[round(x, 4) for x in row] for row in A2.tolist()], shown
     assert shown[0][1:4] == [0.4011, 0.1978, 0.4011] and shown[2][1:4] == [0.2483, 0.2483, 0.5035]
     shoot(book, fig, "sqrt_dk_default")
-    for angle in (0, 45, 120):  # turning token 3's query changes row 3 only
+    for angle in (0, 45, 120):  # turning token 2's query changes row 2 only
         set_range(fig, "angle", angle)
         st = figure_state(fig)
         A, out = lifted_weights(data, angle, 2, True)
@@ -224,7 +224,7 @@ def test_sqrt_dk_figure(book):
             assert all(close(str(x), y, 4) for r, R in zip(rows, A.tolist()) for x, y in zip(r[1:4], R))
             if divide:  # the same matrix as d = 2, to the printed decimals
                 assert [r[1:4] for r in rows] == [[round(x, 4) for x in row] for row in A2.tolist()], (d, rows)
-    assert figure_state(fig)["weights"][2][2] > 0.9999, "without the division row 3 collapses at d = 512"
+    assert figure_state(fig)["weights"][2][2] > 0.9999, "without the division row 2 collapses at d = 512"
     shoot(book, fig, "sqrt_dk_d512_no_division")
     set_range(fig, "d", 2)
     fig.locator("[data-part=angle]").focus()

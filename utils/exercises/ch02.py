@@ -23,9 +23,9 @@ def _worked_example():
 
 @register(
     "2.1",
-    prompt="Weights of query 3 = [1, 1] over the three keys of the worked example "
-    "when the scores are NOT divided by sqrt(d_k): a tensor of shape (3,).",
-    hint="The raw scores of query 3 are Q[2] @ K.T = [1, 1, 2]; take their softmax.",
+    prompt="Weights of query 2 = [1, 1] (positions from 0) over the three keys of the "
+    "worked example when the scores are NOT divided by sqrt(d_k): a tensor of shape (3,).",
+    hint="The raw scores of query 2 are Q[2] @ K.T = [1, 1, 2]; take their softmax.",
 )
 def _ex_2_1():
     q, k, v = _worked_example()
@@ -36,8 +36,8 @@ def _ex_2_1():
 
 @register(
     "2.2",
-    prompt="Output of query 2 of the worked example under the causal mask "
-    "(it sees keys 1 and 2 only): a tensor of shape (2,).",
+    prompt="Output of query 1 (positions from 0) of the worked example under the causal "
+    "mask (it sees keys 0 and 1 only): a tensor of shape (2,).",
     hint="Its weights are 0.3302 and 0.6698; mix the values V[0] = [1, 0] and V[1] = [0, 2].",
 )
 def _ex_2_2():

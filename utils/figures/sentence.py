@@ -76,7 +76,7 @@ def sentence_figure(words, keys, values, queries, query=0, figure_id="fig-senten
         f"The heat map below the table shows the weights of all {n} queries, one row each, every row summing to 100%."
     )
     causal = causal_mask(n)
-    assert bool(causal[query, : query + 1].all())  # the mask the browser applies: keys 1..i visible
+    assert bool(causal[query, : query + 1].all())  # the mask the browser applies: keys 0..i visible
 
     fid = figure_id
     word_buttons = "".join(

@@ -55,18 +55,18 @@ def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
     angle = round(math.degrees(math.atan2(Q[token, 1].item(), Q[token, 0].item())))
 
     out, A = scaled_dot_product_attention(Q, K, V)
-    rows = "; ".join(f"row {i + 1}: " + ", ".join(f"{x:.4f}" for x in r) for i, r in enumerate(A.tolist()))
+    rows = "; ".join(f"row {i}: " + ", ".join(f"{x:.4f}" for x in r) for i, r in enumerate(A.tolist()))
     description = (
-        f"Default state: d = 2, divided by √d, token {token + 1}'s query at {angle}° (length {radius:.4f}). "
+        f"Default state: d = 2, divided by √d, token {token}'s query at {angle}° (length {radius:.4f}). "
         f"The weights are {rows}; each row sums to 1. The output rows are "
         + "; ".join("[" + ", ".join(f"{x:.4f}" for x in r) + "]" for r in out.tolist())
-        + f". With the division the matrix stays the same at every d; without it, row {token + 1} puts almost all "
+        + f". With the division the matrix stays the same at every d; without it, row {token} puts almost all "
         "its weight on one token by d = 512."
     )
     fid = figure_id
     body = (
         '<div class="fig-controls">'
-        f'<span class="fig-ctl"><label for="{fid}-angle">angle of token {token + 1}\'s query: <output data-part="angle-out" '
+        f'<span class="fig-ctl"><label for="{fid}-angle">angle of token {token}\'s query: <output data-part="angle-out" '
         f'for="{fid}-angle">{angle}°</output></label>'
         f'<input type="range" id="{fid}-angle" data-part="angle" min="-180" max="180" step="1" value="{angle}"></span>'
         f'<span class="fig-ctl"><label for="{fid}-d">dimension d: <output data-part="d-out" for="{fid}-d">{D_MIN}</output></label>'
@@ -80,6 +80,6 @@ def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
         '<div data-part="output"></div></div>'
     )
     data = {"Q": Q.tolist(), "K": K.tolist(), "V": V.tolist(), "token": token, "radius": radius, "angle": angle}
-    caption = (f"Why divide by √d_k. Turn token {token + 1}'s query: only row {token + 1} changes. Raise d: with the "
+    caption = (f"Why divide by √d_k. Turn token {token}'s query: only row {token} changes. Raise d: with the "
                "division the weights stay put; switch the division off and the row collapses onto one key.")
     return InteractiveFigure("sqrt_dk", fid, body, caption, description, data)

@@ -25,23 +25,23 @@ function aiaynFigure_sqrt_dk(root, data) {
         return w.reduce(function (s, wj, j) { return s + wj * data.V[j][c]; }, 0);
       });
     });
-    var labels = Q.map(function (_, i) { return "token " + (i + 1); });
+    var labels = Q.map(function (_, i) { return "token " + i; });
     F.fill(F.part(root, "scores"), [F.table("Scores q·k" + (divide ? "/√" + d : " (not divided)"), labels,
       S.map(function (r, i) { return [labels[i], r]; }), {digits: 4, selected: t, corner: "query \\ key"})]);
     F.fill(F.part(root, "weights"), [F.table("Weights A (rows sum to 1)", labels.concat(["row sum"]),
       A.map(function (r, i) {
         return [labels[i], r.concat([F.fmt(r.reduce(function (x, y) { return x + y; }, 0), 4)])];
       }), {digits: 4, shade: true, selected: t, corner: "query \\ key"})]);
-    F.fill(F.part(root, "output"), [F.table("Output A V", data.V[0].map(function (_, c) { return "col " + (c + 1); }),
+    F.fill(F.part(root, "output"), [F.table("Output A V", data.V[0].map(function (_, c) { return "col " + c; }),
       O.map(function (r, i) { return [labels[i], r]; }), {digits: 4, selected: t})]);
     F.part(root, "angle-out").textContent = a + "°";
     F.part(root, "d-out").textContent = String(d);
     var top = Math.max.apply(null, A[t]);
     var lifted = Ql[t].slice(0, 4).map(function (x) { return F.fmt(x, 4); }).join(", ") + (d > 4 ? ", …" : "");
-    F.part(root, "summary").textContent = "Query of token " + (t + 1) + " = [" + Q[t].map(function (x) {
+    F.part(root, "summary").textContent = "Query of token " + t + " = [" + Q[t].map(function (x) {
       return F.fmt(x, 4); }).join(", ") + "], lifted to d = " + d + ": " + d / 2 + " copies times (" + d / 2 +
       ")^(-1/4) = [" + lifted + "]" + (divide ? "; scores divided by √" + d : "; scores not divided") +
-      ". Largest weight in row " + (t + 1) + ": " + F.fmt(top, 4) + ".";
+      ". Largest weight in row " + t + ": " + F.fmt(top, 4) + ".";
     F.setState(root, {angle: a, d: d, scale: divide, query: Q[t], lifted_query: Ql[t], scores: S, weights: A, output: O});
   }
   [angle, dim].forEach(function (s) { s.addEventListener("input", draw); });
