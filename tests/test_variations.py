@@ -182,10 +182,10 @@ def test_no_warmup_starts_at_the_peak_and_then_decays_like_the_base():
     assert V.schedule(1, 64, 400) < peak / 100
 
 
-def test_evaluate_counts_exact_matches_and_perplexity_by_hand():
+def test_metrics_on_counts_exact_matches_and_perplexity_by_hand():
     src, tgt = V.held_out("test")
     m = V.build_model(V.row_config("base"), 0).eval()
-    r = V.evaluate(m, src[:20], tgt[:20])
+    r = V.metrics_on(m, src[:20], tgt[:20])
     assert 0 <= r["exact"] <= 1 and r["ppl"] >= 1 and 0 <= r["token_acc"] <= 1
     assert set(r["exact_by_length"]) <= set(range(3, 13))
     logits = m(src[:20], torch.cat([torch.ones(20, 1, dtype=torch.long), tgt[:20, :-1]], 1))

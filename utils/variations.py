@@ -302,7 +302,7 @@ def _greedy(model, src):
     return ys[:, 1:]
 
 
-def evaluate(model, src, tgt) -> dict:
+def metrics_on(model, src, tgt) -> dict:
     """Exact match (greedy decoding), per-token perplexity and token accuracy on one held-out set.
 
     Perplexity is exp(mean negative log-likelihood of each target token, ``</s>``
@@ -370,7 +370,7 @@ def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = 
     record = dict(row=name, group=group, reference=reference, config=config, seed=seed,
                   params=count_parameters(model), steps=len(losses), losses=losses)
     if steps is None:
-        record["metrics"] = {which: evaluate(model, *held_out(which, task)) for which in ("test", "long")}
+        record["metrics"] = {which: metrics_on(model, *held_out(which, task)) for which in ("test", "long")}
     record["seconds"] = round(time.perf_counter() - start, 1)
     return record
 
