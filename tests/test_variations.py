@@ -14,7 +14,7 @@ from torch import nn
 
 from utils import TINY, Transformer, count_parameters
 from utils import variations as V
-from utils.masks import padding_mask, target_mask
+from utils.masks import padding_mask
 
 ROW_NAMES = [r[0] for r in V.ROWS]
 
