@@ -17,14 +17,17 @@ from utils import (
     LayerNorm,
     MultiHeadAttention,
     PositionwiseFeedForward,
+    Tokenizer,
     Transformer,
     average_checkpoints,
     beam_search,
     beam_search_core,
     causal_mask,
+    count_parameters,
     g2p,
     greedy_decode,
     heatmap,
+    length_batches,
     padding_mask,
     scaled_dot_product_attention,
     set_seed,
@@ -32,6 +35,8 @@ from utils import (
     target_mask,
 )
 from utils.checks import check_mask
+from utils.decoding import length_penalty
+from utils.training import exact_match, load_checkpoint, make_optimizer, rate, reversal_batch, save_checkpoints, train
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +312,237 @@ def test_ship_rejects_bad_keep_last(tmp_path, keep_last):
 def test_g2p_entry_points_reject_bad_arguments(model, call, error, match):
     with pytest.raises(error, match=match):
         call(model, g2p.G2PVocab())
+
+
+# ---------------------------------------------------------------- chapter 10: data, schedule, loop, checkpoints
+
+@pytest.mark.parametrize("lengths,error,match", [
+    ([3, -2], ValueError, r"lengths must be positive ints .*got -2 at index 1"),
+    ([0, 4], ValueError, r"lengths must be positive ints .*got 0 at index 0"),
+    ([2.5, 4], TypeError, r"lengths must be positive ints .*got float 2\.5 at index 0"),
+    (["3"], TypeError, r"got str '3' at index 0"),
+    (5, TypeError, "lengths must be a list of positive ints.*got int 5"),
+    (torch.tensor(5), TypeError, "lengths must be a list of positive ints.*got Tensor"),
+], ids=["negative", "zero", "float", "str", "int", "0-d-tensor"])
+def test_length_batches_rejects_bad_lengths(lengths, error, match):
+    with pytest.raises(error, match=match):
+        length_batches(lengths, 10)
+
+
+def test_length_batches_still_takes_tensors_and_iterators():
+    assert length_batches(torch.tensor([3, 4, 5]), 10) == length_batches([3, 4, 5], 10) == [[0, 1], [2]]
+    assert length_batches(iter([3, 4]), 10) == [[0, 1]]
+
+
+@pytest.mark.parametrize("args,error,match", [
+    (("5", 64, 400), TypeError, "step must be an int >= 0.*got str '5'"),
+    ((float("nan"), 64, 400), TypeError, "step must be an int >= 0.*got float nan"),
+    ((2.5, 64, 400), TypeError, r"step must be an int >= 0.*got float 2\.5"),
+    ((-1, 64, 400), ValueError, "step must be an int >= 0.*got -1"),
+    ((5, 64.0, 400), ValueError, "d_model must be a positive int, got float 64.0"),
+    ((5, 64, 0), ValueError, "warmup must be a positive int, got int 0"),
+    ((5, 64, 400, -1.0), ValueError, r"factor must be a finite number > 0.*got float -1\.0"),
+    ((5, 64, 400, float("nan")), ValueError, "factor must be a finite number > 0.*got float nan"),
+    ((5, 64, 400, "2"), ValueError, "factor must be a finite number > 0.*got str '2'"),
+], ids=["str", "nan", "float", "negative", "d_model-float", "warmup-0", "factor-negative", "factor-nan", "factor-str"])
+def test_rate_rejects_bad_arguments(args, error, match):
+    with pytest.raises(error, match=match):
+        rate(*args)
+
+
+def test_make_optimizer_and_train_name_a_model_that_is_not_a_transformer():
+    with pytest.raises(TypeError, match="model must be a utils.model.Transformer.*got Linear"):
+        make_optimizer(torch.nn.Linear(2, 2), 400)
+    with pytest.raises(TypeError, match="model must be a utils.model.Transformer.*got Linear"):
+        train(torch.nn.Linear(2, 2), 1, progress=False)
+
+
+def test_make_optimizer_refuses_a_negative_factor():
+    with pytest.raises(ValueError, match="factor must be a finite number > 0"):
+        make_optimizer(Transformer(**TINY), 400, factor=-2.0)
+
+
+def _pair():
+    return reversal_batch(4, torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(keep_last=-1), ValueError, r"keep_last must be an int >= 0 \(0 keeps no checkpoint\), got int -1"),
+    (dict(keep_last=2.5), ValueError, "keep_last must be an int >= 0.*got float 2.5"),
+    (dict(seed="0"), ValueError, "seed must be an int >= 0, got str '0'"),
+    (dict(test=(_pair()[0],)), TypeError, r"test must be None or a \(src, tgt\) pair.*got tuple of length 1"),
+    (dict(test=_pair()[0]), TypeError, r"test must be None or a \(src, tgt\) pair.*got Tensor"),
+    (dict(test=(_pair()[0], _pair()[1][:3])), ValueError, "test src and test tgt need the same batch size, got 4 and 3"),
+    (dict(test=(_pair()[0], _pair()[1].float())), TypeError, "test tgt must hold integer token ids"),
+], ids=["keep_last-negative", "keep_last-float", "seed-str", "test-short", "test-tensor", "test-batch", "test-float"])
+def test_train_rejects_bad_arguments_before_training(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        train(Transformer(**TINY), 1, eval_every=1, progress=False, **kwargs)
+
+
+def test_train_keeps_no_checkpoint_with_keep_last_0():
+    set_seed(0)
+    history = train(Transformer(**TINY), 2, batch_size=4, eval_every=1, keep_last=0, progress=False)
+    assert history["checkpoints"] == {}
+
+
+@pytest.mark.parametrize("tgt,error,match", [
+    (lambda t: t.tolist(), TypeError, "tgt must be a torch.Tensor of token ids, got list"),
+    (lambda t: t[0], ValueError, r"tgt must have shape \(batch, len\), got \(9,\)"),
+    (lambda t: t[:3], ValueError, "src and tgt need the same batch size, got 4 and 3"),
+], ids=["list", "1-D", "batch"])
+def test_exact_match_rejects_bad_targets(model, tgt, error, match):
+    src, target = _pair()
+    with pytest.raises(error, match=match):
+        exact_match(model, src, tgt(target))
+
+
+@pytest.mark.parametrize("checkpoints,error,match", [
+    ([{"a": torch.ones(1)}], TypeError, r"checkpoints must be a dict \{step: state_dict\}.*got list"),
+    ({"last": {"a": torch.ones(1)}}, ValueError, "keyed by step, an int >= 0, got key 'last'"),
+    ({100: torch.nn.Linear(2, 2)}, TypeError, "checkpoint 100 must be a state_dict.*got Linear"),
+], ids=["list", "key", "module"])
+def test_save_checkpoints_rejects_bad_input(tmp_path, checkpoints, error, match):
+    with pytest.raises(error, match=match):
+        save_checkpoints(checkpoints, tmp_path)
+    assert not list(tmp_path.glob("*.pt"))
+
+
+def test_load_checkpoint_names_a_file_of_another_model(tmp_path):
+    torch.save(Transformer(20, 32, 2, 64, 1).state_dict(), tmp_path / "tiny_step7.pt")
+    with pytest.raises(ValueError, match=r"tiny_step7\.pt must hold the weights of Transformer\(\*\*TINY\), "
+                                         r"got those of another model: \d+ missing"):
+        load_checkpoint(7, tmp_path)
+
+
+def test_load_checkpoint_names_a_file_of_other_shapes(tmp_path):
+    state = Transformer(**TINY).state_dict()
+    state["encoder_layers.0.ffn.w_1.bias"] = torch.zeros(5)
+    del state["encoder_layers.0.ffn.w_2.bias"]
+    torch.save(state, tmp_path / "tiny_step7.pt")
+    with pytest.raises(ValueError, match=r"another model: 1 missing \['encoder_layers.0.ffn.w_2.bias'\]; "
+                                         r"1 of other shapes \['encoder_layers.0.ffn.w_1.bias \(5,\) instead of \(256,\)'\]$"):
+        load_checkpoint(7, tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"garbage, not a checkpoint", b"", b"junk", b"PK\x03\x04 truncated zip"],
+                         ids=["garbage", "empty", "short", "zip"])
+def test_load_checkpoint_names_a_file_that_is_not_a_checkpoint(tmp_path, content):
+    (tmp_path / "tiny_step8.pt").write_bytes(content)
+    with pytest.raises(ValueError, match=r"tiny_step8\.pt must be a checkpoint saved by save_checkpoints.*torch\.load cannot read"):
+        load_checkpoint(8, tmp_path)
+
+
+def test_load_checkpoint_names_a_file_that_holds_no_state_dict(tmp_path):
+    torch.save(torch.ones(3), tmp_path / "tiny_step9.pt")
+    with pytest.raises(ValueError, match=r"tiny_step9\.pt must hold a state_dict of Transformer\(\*\*TINY\), got Tensor"):
+        load_checkpoint(9, tmp_path)
+
+
+@pytest.mark.parametrize("eps_ls,error,match", [
+    ("0.1", TypeError, r"eps_ls must be a number in \[0, 1\), got str '0.1'"),
+    (None, TypeError, r"eps_ls must be a number in \[0, 1\), got NoneType"),
+    (float("nan"), ValueError, r"eps_ls must lie in \[0, 1\), got nan"),
+    (-0.1, ValueError, r"eps_ls must lie in \[0, 1\), got -0.1"),
+])
+def test_label_smoothing_rejects_a_bad_eps(eps_ls, error, match):
+    with pytest.raises(error, match=match):
+        LabelSmoothingLoss(eps_ls)
+
+
+@pytest.mark.parametrize("generator", [0, None, "seed"])
+def test_reversal_batch_rejects_a_generator_that_is_not_one(generator):
+    with pytest.raises(TypeError, match="generator must be a torch.Generator.*got"):
+        reversal_batch(4, generator)
+
+
+# ---------------------------------------------------------------- chapters 4, 6, 8 and 11: ids, tokens, lengths
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda ids: padding_mask(ids, "0"), TypeError, r"pad_id must be a token id \(an int >= 0\), got str '0'"),
+    (lambda ids: padding_mask(ids, -1), ValueError, r"pad_id must be a token id \(an int >= 0\), got -1"),
+    (lambda ids: target_mask(ids, 0.0), TypeError, "pad_id must be a token id.*got float 0.0"),
+    (lambda ids: shift_right(ids, "1"), TypeError, r"bos_id must be a token id \(an int >= 0\), got str '1'"),
+    (lambda ids: shift_right(ids, True), TypeError, "bos_id must be a token id.*got bool True"),
+], ids=["pad-str", "pad-negative", "target-float", "bos-str", "bos-bool"])
+def test_masks_and_shift_right_reject_bad_token_ids(call, error, match):
+    with pytest.raises(error, match=match):
+        call(torch.tensor([[5, 3, 0]]))
+
+
+@pytest.mark.parametrize("ids,error,match", [
+    (5, TypeError, r"ids must be a list or 1-D tensor of token ids such as \[5, 3, 4\], got int 5"),
+    (None, TypeError, "ids must be a list or 1-D tensor of token ids.*got NoneType"),
+    ("5 3", TypeError, "ids must be a list or 1-D tensor of token ids.*got str '5 3'"),
+    (torch.tensor(5), ValueError, r"ids must be a 1-D tensor or a list of token ids, got a tensor of shape \(\)"),
+    (torch.tensor([[5, 3]]), ValueError, r"got a tensor of shape \(1, 2\)"),
+], ids=["int", "none", "str", "0-d", "2-D"])
+def test_tokenizer_decode_rejects_what_is_not_a_sequence_of_ids(ids, error, match):
+    with pytest.raises(error, match=match):
+        Tokenizer().decode(ids)
+
+
+def test_tokenizer_decode_still_takes_lists_tuples_and_tensors():
+    tok = Tokenizer()
+    assert tok.decode([5, 3, 2, 4]) == tok.decode((5, 3, 2, 4)) == tok.decode(torch.tensor([5, 3, 2, 4])) == "c a"
+
+
+@pytest.mark.parametrize("args,match", [
+    ((-10,), r"length must be an int >= 0 \(a number of tokens\), got -10"),
+    ((2.5,), "length must be an int >= 0.*got 2.5"),
+    (("3",), "length must be an int >= 0.*got '3'"),
+    ((3, -0.5), r"alpha must be a number >= 0 \(0 = no length penalty\), got -0.5"),
+    ((3, "0.6"), "alpha must be a number >= 0.*got '0.6'"),
+], ids=["negative", "float", "str", "alpha-negative", "alpha-str"])
+def test_length_penalty_rejects_bad_lengths(args, match):
+    with pytest.raises(ValueError, match=match):
+        length_penalty(*args)
+
+
+def test_length_penalty_of_length_0_is_real():
+    assert length_penalty(0) == pytest.approx((5 / 6) ** 0.6)
+
+
+@pytest.mark.parametrize("module", [[1, 2], None, torch.ones(3)], ids=["list", "none", "tensor"])
+def test_count_parameters_names_what_is_not_a_module(module):
+    with pytest.raises(TypeError, match=r"module must be a torch.nn.Module \(a model or a layer\), got"):
+        count_parameters(module)
+
+
+@pytest.mark.parametrize("x,error,match", [
+    ([[1.0] * 16], TypeError, "x must be a torch.Tensor, got list"),
+    (torch.ones(2, 3, dtype=torch.long), TypeError, "x must be a floating-point tensor, got dtype torch.int64"),
+    (torch.randn(3, 16), ValueError, r"x must have at least 3 dimensions, got shape \(3, 16\)"),
+], ids=["list", "ids", "2-D"])
+def test_decoder_layer_names_a_bad_x_before_it_reads_its_length(x, error, match):
+    layer = DecoderLayer(16, 2, 32, p_drop=0.0).eval()
+    with pytest.raises(error, match=match):
+        layer(x, torch.randn(1, 4, 16))
+
+
+# ---------------------------------------------------------------- chapter 15: G2P data and metrics
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda v: v.encode_phones(None), TypeError, r"phones must be a list of strings such as \['R', 'EH', 'D'\], got None"),
+    (lambda v: v.encode_phones(5), TypeError, "phones must be a list of strings.*got 5"),
+    (lambda v: v.decode_phones(5), TypeError, "ids must be a list or 1-D tensor of token ids.*got int 5"),
+    (lambda v: g2p.split_of(3), TypeError, "word must be a str such as 'read', got int 3"),
+    (lambda v: g2p.split_of(None), TypeError, "word must be a str such as 'read', got NoneType None"),
+    (lambda v: g2p.collate([]), ValueError, r"pairs must hold at least one \(source ids, target ids\) pair, got an empty list"),
+    (lambda v: g2p.collate(None), TypeError, r"pairs must be a list of \(source ids, target ids\), got NoneType"),
+    (lambda v: g2p.collate([([21, 8], [57, 2]), ([21], [])]), ValueError, r"pair 1 must be \(source ids, target ids\), two non-empty"),
+    (lambda v: g2p.collate([([21, 8],)]), ValueError, r"pair 0 must be \(source ids, target ids\)"),
+    (lambda v: g2p.collate([("read", [57, 2])]), ValueError, r"pair 0 must be .* lists of ints"),
+    (lambda v: g2p.closest_reference(["K", "AE", "T"], []), ValueError, r"one or more non-empty reference pronunciations.*got \[\]"),
+    (lambda v: g2p.closest_reference("K AE T", [["K", "AE", "T"]]), TypeError, "must be a list of phone strings"),
+], ids=["encode-none", "encode-int", "decode-int", "split-int", "split-none", "collate-empty", "collate-none",
+        "collate-empty-tgt", "collate-single", "collate-str", "closest-empty", "closest-str"])
+def test_g2p_data_and_metrics_reject_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
+        call(g2p.G2PVocab())
+
+
+def test_g2p_collate_and_closest_reference_still_work():
+    src, tgt = g2p.collate([([21, 8, 4, 7], [57, 40, 38, 2]), ((21,), (57, 2))])
+    assert src.tolist() == [[21, 8, 4, 7], [21, 0, 0, 0]] and tgt.tolist() == [[57, 40, 38, 2], [57, 2, 0, 0]]
+    assert g2p.closest_reference(["K"], [["K", "AE"], ["K"]]) == (0, ["K"])

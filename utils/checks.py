@@ -20,8 +20,10 @@ by the batch) when q_len differs from the batch size; ``mask[None, None]`` says
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import torch
+from torch import nn
 
 _INT_DTYPES = (torch.int64, torch.int32)
 
@@ -242,3 +244,42 @@ def check_width(x, d_model: int, name: str = "x") -> None:
     check_tensor(x, name)
     if x.size(-1) != d_model:
         raise ValueError(f"{name} must have shape (..., d_model={d_model}), got {tuple(x.shape)}")
+
+
+def check_token_id(**values) -> None:
+    """Raise unless every keyword's value is a token id: an int >= 0 (bools are refused).
+
+    Raises:
+        TypeError: a value is not an int (or is a bool).
+        ValueError: a value is negative.
+    """
+    for name, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be a token id (an int >= 0), got {type(value).__name__} {value!r}")
+        if value < 0:
+            raise ValueError(f"{name} must be a token id (an int >= 0), got {value!r}")
+
+
+def check_id_sequence(ids, name: str = "ids") -> None:
+    """Raise unless ``ids`` is one sequence of token ids: a list (or other iterable) or a 1-D tensor.
+
+    Raises:
+        TypeError: ``ids`` is a single number, a string, or not iterable.
+        ValueError: ``ids`` is a tensor that is not 1-D.
+    """
+    if isinstance(ids, torch.Tensor):
+        if ids.dim() != 1:
+            raise ValueError(f"{name} must be a 1-D tensor or a list of token ids, got a tensor of shape {tuple(ids.shape)}")
+    elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise TypeError(f"{name} must be a list or 1-D tensor of token ids such as [5, 3, 4], "
+                        f"got {type(ids).__name__} {ids!r}")
+
+
+def check_module(module, name: str = "module") -> None:
+    """Raise unless ``module`` is a ``torch.nn.Module``.
+
+    Raises:
+        TypeError: it is not.
+    """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"{name} must be a torch.nn.Module (a model or a layer), got {type(module).__name__}")

@@ -74,6 +74,13 @@ def _check_beam(beam_size, alpha, max_len):
         raise ValueError(f"max_len must be an int >= 1, got {max_len!r}")
 
 
+def _check_length(length, alpha):
+    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+        raise ValueError(f"length must be an int >= 0 (a number of tokens), got {length!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
+        raise ValueError(f"alpha must be a number >= 0 (0 = no length penalty), got {alpha!r}")
+
+
 def greedy_decode(model, src, max_len=None, return_probs=False):
     """Greedy decoding: at each step append the single most probable token.
 
@@ -123,7 +130,11 @@ def length_penalty(length, alpha=0.6):
     A hypothesis is scored by log P(Y | X) / lp(Y). lp(1) = 1 and lp grows with
     the length, so dividing shrinks the (negative) log-probability of long
     outputs and offsets beam search's bias towards short ones.
+
+    Raises:
+        ValueError: ``length`` is not an int >= 0, or ``alpha`` not a number >= 0.
     """
+    _check_length(length, alpha)
     return ((5 + length) / 6) ** alpha
 
 

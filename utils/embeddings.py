@@ -8,7 +8,7 @@ import math
 import torch
 from torch import nn
 
-from .checks import check_positive_int
+from .checks import check_id_sequence, check_positive_int
 from .masks import BOS_ID, EOS_ID, PAD_ID
 
 
@@ -82,6 +82,7 @@ class Tokenizer:
     Raises:
         TypeError: ``encode`` gets something other than a string.
         ValueError: a character is not one of the letters a..j (spaces are ignored).
+        TypeError: ``decode`` gets something other than a list or 1-D tensor of ids.
         ValueError: ``decode`` gets an id outside 0..12.
     """
 
@@ -114,6 +115,7 @@ class Tokenizer:
 
     def decode(self, ids, strip: bool = True) -> str:
         """[5, 3, 4, 7, 6] -> 'c a b e d'. With ``strip``, stops at ``</s>`` and drops ``<s>``/``<pad>``."""
+        check_id_sequence(ids)
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
         out = []
         for i in ids:

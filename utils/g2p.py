@@ -35,6 +35,7 @@ import zlib
 import torch
 from torch import nn
 
+from .checks import check_id_sequence
 from .decoding import Hypothesis, _check_beam, _check_model, _check_src, length_penalty
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import Transformer
@@ -73,8 +74,9 @@ class G2PVocab:
     training drives towards zero.
 
     Raises:
-        TypeError: ``encode_word`` gets something other than a string, or
-            ``encode_phones`` something other than a list of strings.
+        TypeError: ``encode_word`` gets something other than a string,
+            ``encode_phones`` something other than a list of strings, or
+            ``decode_phones`` something other than a list or 1-D tensor of ids.
         ValueError: an unknown character or phone (the message names it and lists
             what is allowed), or an id outside the vocabulary in ``decode_phones``.
     """
@@ -103,7 +105,7 @@ class G2PVocab:
 
     def encode_phones(self, phones) -> list[int]:
         """['R', 'EH', 'D'] -> their ids followed by ``</s>`` (a decoder target)."""
-        if isinstance(phones, str) or not all(isinstance(p, str) for p in phones):
+        if not isinstance(phones, (list, tuple)) or not all(isinstance(p, str) for p in phones):
             raise TypeError(f"phones must be a list of strings such as ['R', 'EH', 'D'], got {phones!r}")
         bad = [p for p in phones if p not in PHONES]
         if bad:
@@ -112,6 +114,7 @@ class G2PVocab:
 
     def decode_phones(self, ids) -> list[str]:
         """Ids after ``<s>`` -> phones, stopping at ``</s>``; letters and padding are dropped."""
+        check_id_sequence(ids)
         ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
         out = []
         for i in ids:
@@ -129,11 +132,29 @@ def strip_stress(phones) -> list[str]:
     return [p.rstrip("012") for p in phones]
 
 
+def _check_word(word):
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a str such as 'read', got {type(word).__name__} {word!r}")
+
+
+def _check_pairs(pairs):
+    if not isinstance(pairs, (list, tuple)):
+        raise TypeError(f"pairs must be a list of (source ids, target ids), got {type(pairs).__name__}")
+    if not pairs:
+        raise ValueError("pairs must hold at least one (source ids, target ids) pair, got an empty list")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
+                isinstance(ids, (list, tuple)) and ids and all(isinstance(t, int) for t in ids) for ids in pair)):
+            raise ValueError(f"pair {i} must be (source ids, target ids), two non-empty lists of ints such as "
+                             f"([21, 8, 4, 7], [57, 40, 38, 2]) for 'read', got {pair!r}")
+
+
 def split_of(word: str) -> str:
     """'train', 'dev' or 'test': ``zlib.crc32(word) % 100`` in 0-89, 90-94, 95-99.
 
     The split is by word, so every pronunciation of a word lies on one side.
     """
+    _check_word(word)
     bucket = zlib.crc32(word.encode("utf-8")) % 100
     return next(name for name, r in SPLITS.items() if bucket in r)
 
@@ -167,6 +188,7 @@ def examples(lexicon_split, vocab) -> list[tuple[list[int], list[int]]]:
 
 def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
     """Pad a list of (src ids, tgt ids) into src (batch, S) and tgt (batch, T) long tensors."""
+    _check_pairs(pairs)
     S = max(len(s) for s, _ in pairs)
     T = max(len(t) for _, t in pairs)
     src = torch.full((len(pairs), S), PAD_ID, dtype=torch.long)
@@ -214,6 +236,7 @@ def _check_refs(hyps, refs):
 
 def closest_reference(hyp, refs) -> tuple[int, list[str]]:
     """(edit distance, reference) of the reference closest to ``hyp`` (first one on a tie)."""
+    _check_refs([hyp], [refs])  # hyp: a list of phones; refs: one or more pronunciations
     from rapidfuzz.distance import Levenshtein
 
     return min(((Levenshtein.distance(hyp, r), r) for r in refs), key=lambda x: x[0])

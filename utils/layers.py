@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .checks import check_positive_int, check_width
+from .checks import check_positive_int, check_tensor, check_width
 from .masks import causal_mask
 
 
@@ -122,6 +122,7 @@ class DecoderLayer(nn.Module):
         self.dropout = nn.Dropout(p_drop)
 
     def forward(self, x, memory, src_mask=None, tgt_mask=None):
+        check_tensor(x, "x", ndim_min=3)  # (batch, tgt_len, d_model) floats
         if tgt_mask is None:  # masked self-attention: causal unless told otherwise
             tgt_mask = causal_mask(x.size(1))[None, None]  # (1, 1, tgt_len, tgt_len)
         x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import torch
 
-from .checks import check_ids
+from .checks import check_ids, check_token_id
 
 PAD_ID = 0
 BOS_ID = 1
 EOS_ID = 2
 
 
-def _check_ids(ids, name="ids"):
+def _check_ids(ids, name="ids", **token_ids):
     check_ids(ids, name)  # (batch, len >= 1) integer ids
+    check_token_id(**token_ids)  # pad_id / bos_id: an int >= 0
 
 
 def padding_mask(ids, pad_id: int = PAD_ID):
@@ -26,10 +27,10 @@ def padding_mask(ids, pad_id: int = PAD_ID):
     The two singleton dimensions broadcast over heads and query positions.
 
     Raises:
-        TypeError: ``ids`` is not an integer tensor.
-        ValueError: ``ids`` is not 2-D, or has no position (len 0).
+        TypeError: ``ids`` is not an integer tensor, or ``pad_id`` not an int.
+        ValueError: ``ids`` is not 2-D, or has no position (len 0); ``pad_id`` is negative.
     """
-    _check_ids(ids)
+    _check_ids(ids, pad_id=pad_id)
     return (ids != pad_id)[:, None, None, :]
 
 
@@ -67,6 +68,6 @@ def shift_right(tgt, bos_id: int = BOS_ID):
     Raises:
         TypeError, ValueError: as for ``padding_mask``.
     """
-    _check_ids(tgt, "tgt")
+    _check_ids(tgt, "tgt", bos_id=bos_id)
     bos = torch.full_like(tgt[:, :1], bos_id)
     return torch.cat([bos, tgt[:, :-1]], dim=1)

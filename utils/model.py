@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_ids, check_memory, check_model_config
+from .checks import check_ids, check_memory, check_model_config, check_module
 from .embeddings import Embeddings, positional_encoding
 from .layers import DecoderLayer, EncoderLayer
 from .masks import PAD_ID, padding_mask, target_mask
@@ -108,4 +108,5 @@ class Transformer(nn.Module):
 
 def count_parameters(module: nn.Module) -> int:
     """Number of distinct trainable parameters (a tied matrix counts once)."""
+    check_module(module)
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

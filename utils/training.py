@@ -4,13 +4,17 @@ loop and the shipped checkpoints of the tiny model."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import pathlib
+from collections.abc import Iterable, Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from .checks import check_ids, check_probability
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import TINY, Transformer
 
@@ -37,6 +41,106 @@ def _check_logits_target(logits, target):
                          "infinite entries (has training diverged?)")
 
 
+def _is_int(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _check_generator(generator):
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, such as torch.Generator().manual_seed(0), "
+                        f"got {type(generator).__name__} {generator!r}")
+
+
+def _check_lengths(lengths):
+    """The lengths as a list of Python ints; raise unless each is a positive int."""
+    if (isinstance(lengths, (str, bytes)) or not isinstance(lengths, Iterable)
+            or isinstance(lengths, torch.Tensor) and lengths.dim() != 1):
+        raise TypeError(f"lengths must be a list of positive ints (one per example), got {type(lengths).__name__} {lengths!r}")
+    out = []
+    for i, n in enumerate(lengths):
+        if isinstance(n, torch.Tensor) and n.dim() == 0 and n.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8):
+            n = int(n)
+        if not _is_int(n):
+            raise TypeError(f"lengths must be positive ints (one per example), got {type(n).__name__} {n!r} at index {i}")
+        if n < 1:
+            raise ValueError(f"lengths must be positive ints (one per example), got {n!r} at index {i}")
+        out.append(int(n))
+    return out
+
+
+def _check_rate(step, d_model, warmup, factor):
+    if not _is_int(step):
+        raise TypeError(f"step must be an int >= 0 (a count of updates), got {type(step).__name__} {step!r}")
+    if step < 0:
+        raise ValueError(f"step must be an int >= 0 (a count of updates), got {step!r}")
+    for name, value in (("d_model", d_model), ("warmup", warmup)):
+        if not _is_int(value) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 < factor < math.inf:
+        raise ValueError(f"factor must be a finite number > 0 (it scales the learning rate), got {type(factor).__name__} {factor!r}")
+
+
+def _check_transformer(model):
+    if not isinstance(model, nn.Module) or not _is_int(getattr(getattr(model, "embed", None), "d_model", None)):
+        raise TypeError(f"model must be a utils.model.Transformer (an nn.Module whose embed has d_model), "
+                        f"got {type(model).__name__}")
+
+
+def _check_src_tgt(src, tgt, where=""):
+    check_ids(src, f"{where}src")
+    check_ids(tgt, f"{where}tgt")
+    if src.size(0) != tgt.size(0):
+        raise ValueError(f"{where}src and {where}tgt need the same batch size, got {src.size(0)} and {tgt.size(0)}")
+
+
+def _check_train(seed, test, keep_last):
+    if not _is_int(seed) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {type(seed).__name__} {seed!r}")
+    if not _is_int(keep_last) or keep_last < 0:
+        raise ValueError(f"keep_last must be an int >= 0 (0 keeps no checkpoint), got {type(keep_last).__name__} {keep_last!r}")
+    if test is not None:
+        if not isinstance(test, (tuple, list)) or len(test) != 2:
+            got = f"{type(test).__name__} of length {len(test)}" if isinstance(test, (tuple, list)) else type(test).__name__
+            raise TypeError(f"test must be None or a (src, tgt) pair of id tensors, as from reversal_batch, got {got}")
+        _check_src_tgt(*test, where="test ")
+
+
+def _check_checkpoints(checkpoints):
+    if not isinstance(checkpoints, Mapping):
+        raise TypeError(f"checkpoints must be a dict {{step: state_dict}} such as train(...)['checkpoints'], "
+                        f"got {type(checkpoints).__name__}")
+    for step, state in checkpoints.items():
+        if not _is_int(step) or step < 0:
+            raise ValueError(f"checkpoints must be keyed by step, an int >= 0, got key {step!r}")
+        if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+            raise TypeError(f"checkpoint {step} must be a state_dict (a mapping of names to tensors), got {type(state).__name__}")
+
+
+def _check_checkpoint_file(path, model):
+    """Raise unless ``path`` holds a state_dict that fits ``model``, naming the file."""
+    try:
+        state = torch.load(path, weights_only=True)
+    except OSError:
+        raise  # an unreadable file (permissions, disk) says so itself
+    except Exception as err:  # garbage bytes fail in many ways: UnpicklingError, EOFError, struct.error, ...
+        raise ValueError(f"{path} must be a checkpoint saved by save_checkpoints (a torch.save'd state_dict), "
+                         f"got a file that torch.load cannot read ({type(err).__name__})") from err
+    if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"{path} must hold a state_dict of {type(model).__name__}(**TINY), got {type(state).__name__}")
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state.items()}
+    if got != expected:
+        differences = {
+            "missing": sorted(expected.keys() - got.keys()),
+            "unexpected": sorted(got.keys() - expected.keys()),
+            "of other shapes": sorted(f"{k} {got[k]} instead of {expected[k]}"
+                                      for k in expected.keys() & got.keys() if got[k] != expected[k]),
+        }
+        found = "; ".join(f"{len(v)} {kind} {v[:3]}" for kind, v in differences.items() if v)
+        raise ValueError(f"{path} must hold the weights of {type(model).__name__}(**TINY), "
+                         f"got those of another model: {found}")
+
+
 #: Where the tiny model's trained weights are shipped (float32 state_dicts).
 CHECKPOINT_DIR = pathlib.Path(__file__).resolve().parent / "checkpoints"
 #: Chapter 10's 500 held-out test sequences come from this seed (training uses seed 0).
@@ -56,8 +160,10 @@ def reversal_batch(batch_size, generator, min_len=3, max_len=8):
 
     Raises:
         ValueError: a size is not a positive int, or min_len > max_len.
+        TypeError: ``generator`` is not a ``torch.Generator``.
     """
     _check_positive_int(batch_size=batch_size, min_len=min_len, max_len=max_len)
+    _check_generator(generator)
     if min_len > max_len:
         raise ValueError(f"min_len={min_len} must not exceed max_len={max_len}")
     lengths = torch.randint(min_len, max_len + 1, (batch_size,), generator=generator)
@@ -89,10 +195,11 @@ def length_batches(lengths, max_tokens, sort=True):
         A list of batches, each a list of example indices.
 
     Raises:
-        ValueError: ``max_tokens`` is not a positive int or is smaller than
-            the longest example.
+        TypeError: ``lengths`` is not a list of ints.
+        ValueError: a length is below 1, ``max_tokens`` is not a positive
+            int or is smaller than the longest example.
     """
-    lengths = [int(n) for n in lengths]
+    lengths = _check_lengths(lengths)  # a list of positive ints
     _check_positive_int(max_tokens=max_tokens)
     if lengths and max(lengths) > max_tokens:
         raise ValueError(f"an example of length {max(lengths)} does not fit max_tokens={max_tokens}")
@@ -119,10 +226,11 @@ def rate(step, d_model, warmup, factor=1.0):
     both use rate(1).
 
     Raises:
-        ValueError: ``step`` is negative, or d_model / warmup is not positive.
+        TypeError: ``step`` is not an int.
+        ValueError: ``step`` is negative, d_model / warmup is not a positive
+            int, or ``factor`` is not a finite number > 0.
     """
-    if step < 0 or d_model <= 0 or warmup <= 0:
-        raise ValueError(f"need step >= 0, d_model > 0, warmup > 0; got {step}, {d_model}, {warmup}")
+    _check_rate(step, d_model, warmup, factor)
     step = max(step, 1)
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
@@ -132,7 +240,12 @@ def make_optimizer(model, warmup, factor=1.0):
 
     Adam's own lr is 1, so LambdaLR's multiplier *is* the learning rate.
     Returns (optimizer, scheduler); call scheduler.step() after each optimizer.step().
+
+    Raises:
+        TypeError: ``model`` is not a ``Transformer``.
+        ValueError: ``warmup`` or ``factor`` is refused by ``rate``.
     """
+    _check_transformer(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
     d_model = model.embed.d_model
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, warmup, factor))
@@ -152,13 +265,13 @@ class LabelSmoothingLoss(nn.Module):
     Shapes: logits (..., V) float; target (...) long ids; returns a scalar.
 
     Raises:
-        TypeError, ValueError: logits and target do not fit together.
+        TypeError, ValueError: ``eps_ls`` is not a number in [0, 1); logits
+            and target do not fit together.
     """
 
     def __init__(self, eps_ls=0.1, ignore_index=PAD_ID):
         super().__init__()
-        if not 0.0 <= eps_ls < 1.0:
-            raise ValueError(f"eps_ls must lie in [0, 1), got {eps_ls}")
+        check_probability(eps_ls, "eps_ls")
         self.eps_ls, self.ignore_index = eps_ls, ignore_index
 
     def forward(self, logits, target):
@@ -188,9 +301,13 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
         "test_loss" (lists), and "checkpoints" {step: state_dict copy}.
 
     Raises:
-        ValueError: ``steps``, ``eval_every`` or ``log_every`` is not a positive int.
+        ValueError: ``steps``, ``eval_every`` or ``log_every`` is not a positive
+            int; ``keep_last`` or ``seed`` is not an int >= 0.
+        TypeError: ``model`` is not a ``Transformer``; ``test`` is not None
+            or a (src, tgt) pair of id tensors.
     """
     _check_positive_int(steps=steps, eval_every=eval_every, log_every=log_every)
+    _check_train(seed, test, keep_last)
     generator = torch.Generator().manual_seed(seed)
     optimizer, scheduler = make_optimizer(model, warmup)
     criterion = LabelSmoothingLoss(eps_ls)
@@ -253,10 +370,10 @@ def exact_match(model, src, tgt, decode=_greedy):
     Returns a float in [0, 1].
 
     Raises:
-        ValueError: src and tgt have different batch sizes.
+        TypeError, ValueError: src or tgt is not a (batch, len) id tensor, or
+            their batch sizes differ.
     """
-    if src.size(0) != tgt.size(0):
-        raise ValueError(f"src and tgt need the same batch size, got {src.size(0)} and {tgt.size(0)}")
+    _check_src_tgt(src, tgt)
     model.eval()
     with torch.no_grad():
         out = decode(model, src)
@@ -268,6 +385,7 @@ def exact_match(model, src, tgt, decode=_greedy):
 
 def save_checkpoints(checkpoints, directory=CHECKPOINT_DIR):
     """Write each {step: state_dict} of ``train`` to directory/tiny_step{step}.pt; return the paths."""
+    _check_checkpoints(checkpoints)
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -285,12 +403,14 @@ def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
 
     Raises:
         FileNotFoundError: no checkpoint for that step (the message lists those present).
+        ValueError: the file is not a checkpoint of ``Transformer(**TINY)``.
     """
     path = pathlib.Path(directory) / f"tiny_step{step}.pt"
     if not path.is_file():
         present = sorted(int(p.stem.removeprefix("tiny_step")) for p in pathlib.Path(directory).glob("tiny_step*.pt"))
         raise FileNotFoundError(f"no checkpoint for step {step} in {directory}; steps present: {present}")
     model = Transformer(**TINY)
+    _check_checkpoint_file(path, model)
     model.load_state_dict(torch.load(path, weights_only=True))
     return model.eval()
 
