@@ -282,8 +282,9 @@ def _decode_by_length(words, vocab, batch_size, decode_batch) -> list[list[str]]
         raise TypeError(f"words must be a list of strings such as ['read', 'cat'], got {words!r:.80}")
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    if not isinstance(vocab, G2PVocab):
-        raise TypeError(f"vocab must be a G2PVocab, got {type(vocab).__name__}")
+    # Duck-typed: chapter 15 defines its own G2PVocab, equal to this one but another class.
+    if not all(callable(getattr(vocab, name, None)) for name in ("encode_word", "decode_phones")):
+        raise TypeError(f"vocab must be a G2PVocab (with encode_word and decode_phones), got {type(vocab).__name__}")
     order = sorted(range(len(words)), key=lambda i: len(words[i]))
     out = [None] * len(words)
     for k in range(0, len(order), batch_size):
