@@ -208,3 +208,13 @@ def test_the_rules_catch_bad_figures():
     assert "no figure caption" in problems(_page(_cell(f"<img src='a.png' alt='{heat}'>")), "x")[0]
     missing = problems(_page(_cell(FIG.format(alt=heat, cap="Weights.")) + "<p>See the code: 1 figure.</p>"), "x")
     assert len(missing) == 1 and "numbers are not given as text" in missing[0]
+
+
+@pytest.mark.parametrize("name", pages())
+def test_captions_hold_no_stray_html_tags(built_book, name):
+    """A token such as <s> or <pad> typed raw in a caption becomes an HTML element (<s> is
+    strikethrough) and hides or strikes the rest of the caption: write it as code, `<s>`."""
+    stray = [f"<{el.name}> in the caption of {fig.get('id') or 'a figure'}: {fig.figcaption.get_text(' ', strip=True)[:80]!r}"
+             for fig in soup_of(name).select("figure") if fig.figcaption
+             for el in fig.figcaption.find_all(["s", "pad", "strike", "del"])]
+    assert not stray, "\n".join(stray)

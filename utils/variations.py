@@ -460,19 +460,30 @@ def sweep(path=RESULTS, workers: int = 2, rows=None, seeds=SEEDS, progress: bool
 
         from tqdm.auto import tqdm
 
+        if progress and done:
+            print(f"{len(done)} runs already in {path}: skipped; {len(todo)} to run")
+        finished = 0
         bar = tqdm(total=len(todo), desc="Table 3 sweep", unit="run", disable=not progress, dynamic_ncols=True)
-        with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_init) as pool, \
-                path.open("a") as f:
-            for record in pool.imap_unordered(_work, todo):
-                f.write(json.dumps(record) + "\n")
-                f.flush()
-                records.append(record)
-                bar.set_postfix_str(f"{record['row']} seed {record['seed']}: {record['metrics']['test']['exact']:.1%}")
-                bar.update(1)
-        bar.close()
-        with path.open("a") as f:
-            f.write(json.dumps(dict(invocation=dict(runs=len(todo), workers=workers,
-                                                    wall_seconds=round(time.perf_counter() - start, 1)))) + "\n")
+        try:
+            with multiprocessing.get_context("spawn").Pool(workers, initializer=_worker_init) as pool, \
+                    path.open("a") as f:
+                for record in pool.imap_unordered(_work, todo):
+                    f.write(json.dumps(record) + "\n")
+                    f.flush()
+                    records.append(record)
+                    finished += 1
+                    bar.write(f"{record['row']}, seed {record['seed']}: exact match "
+                              f"{record['metrics']['test']['exact']:.1%} ({record['seconds']:.0f} s)")
+                    bar.update(1)
+        except KeyboardInterrupt:
+            bar.close()
+            print(f"interrupted: {finished} new runs saved in {path}; run the same command again to continue")
+            raise
+        finally:
+            bar.close()
+            with path.open("a") as f:  # the wall clock of this invocation, finished or not
+                f.write(json.dumps(dict(invocation=dict(runs=finished, workers=workers,
+                                                        wall_seconds=round(time.perf_counter() - start, 1)))) + "\n")
     all_done = {(r["row"], r["seed"]) for r in records} >= {(n, s) for n in rows for s in seeds}
     if all_done:
         lines = path.read_text().splitlines()
@@ -489,24 +500,42 @@ def _cost(config) -> float:
 
 
 def _main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m utils.variations", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m utils.variations", description=__doc__.split("\n\n")[0],
+        epilog="Row names hold '=' and some a comma and a space: quote them, e.g. --rows base 'h=1, scale=False'. "
+               "To try the command without touching the shipped file: run --results /tmp/try.jsonl --rows base")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run every (row, seed) not yet in the results file")
     run.add_argument("--workers", type=int, default=2, help="worker processes, one thread each (default 2)")
-    run.add_argument("--results", type=pathlib.Path, default=RESULTS)
-    run.add_argument("--rows", nargs="*", help="only these rows (default: all)")
+    run.add_argument("--results", type=pathlib.Path, default=RESULTS,
+                     help=f"the results file to fill or continue (default {RESULTS.relative_to(RESULTS.parents[3])})")
+    run.add_argument("--rows", nargs="*", help="only these rows (default: all); quote names with spaces")
     status = sub.add_parser("status", help="say which runs are done")
-    status.add_argument("--results", type=pathlib.Path, default=RESULTS)
+    status.add_argument("--results", type=pathlib.Path, default=RESULTS, help="the results file to read")
     args = parser.parse_args(argv)
+    names = [r[0] for r in ROWS]
     if args.command == "run":
-        records = sweep(args.results, args.workers, rows=args.rows)
+        if args.workers < 1:
+            parser.error(f"--workers must be at least 1, got {args.workers}")
+        unknown = [r for r in args.rows or [] if r not in names]
+        if unknown:
+            parser.error(f"unknown rows {unknown}; the rows are {names}")
+        try:
+            records = sweep(args.results, args.workers, rows=args.rows)
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
+        except ValueError as error:
+            parser.error(str(error))
         print(f"{len(records)} runs in {args.results}")
     else:
+        if not args.results.is_file():
+            parser.error(f"no results file at {args.results}")
         _, records = read_results(args.results)
         done = {(r["row"], r["seed"]) for r in records}
-        for name, *_ in ROWS:
+        for name in names:
             seeds = [s for s in SEEDS if (name, s) in done]
             print(f"{name:22s} {len(seeds)}/{len(SEEDS)} seeds done")
+        print(f"{len(done)} of {len(names) * len(SEEDS)} runs done")
 
 
 if __name__ == "__main__":
