@@ -1,4 +1,5 @@
-"""Numbers in the prose come from the code, the paper, or the course's fixed settings.
+"""Numbers in the prose come from the code, the paper, or the course's fixed settings;
+and what the prose attributes to the paper says where the paper says it.
 
 A number a sentence states can drift from the output it describes: the code changes,
 the output changes, the sentence stays. So every number in a chapter's prose (its
@@ -176,6 +177,42 @@ def test_the_facts_file_is_well_formed():
             assert entry["source"].strip(), entry
             if group == "paper":
                 assert re.search(r"section|Table|equation|Figure|abstract", entry["source"]), entry
+
+
+# "The paper says / uses / finds ..." must say where: a section, table, equation, figure,
+# the abstract, a quotation or a citation, in the same paragraph.
+PAPER_CLAIM = re.compile(
+    r"\b(?:the paper|the authors|Vaswani et al\.?)(?:'s)?\s+(?:\w+\s+){0,2}?(?:says?|argues?|suggests?|reports?|"
+    r"finds?|found|notes?|states?|claims?|writes?|calls?|gives?|uses?|chooses?|chose|attributes?|explains?|"
+    r"hypothesi[sz]es?|suspects?|shows?|proposes?)\b", re.I)
+WHERE = re.compile(r"section\s+\d|§|Table\s+\d|[Ee]quation\s+\d|Figure\s+\d|abstract|\"|“|\{cite", re.I)
+
+
+def uncited_paper_claims(md) -> list[str]:
+    """Paragraphs (headings excepted) that attribute something to the paper without saying where."""
+    bad = []
+    for cell in read(md).cells:
+        if cell.cell_type != "markdown":
+            continue
+        for para in re.split(r"\n\s*\n", cell.source):
+            if para.lstrip().startswith("#"):
+                continue
+            if PAPER_CLAIM.search(para) and not WHERE.search(para):
+                bad.append(" ".join(para.split())[:160])
+    return bad
+
+
+def test_the_paper_claim_rule_catches_an_uncited_claim():
+    assert PAPER_CLAIM.search("The paper uses Adam with these settings.")
+    assert WHERE.search("The paper uses Adam (section 5.3).")
+    assert not WHERE.search("The paper uses Adam.")
+
+
+@pytest.mark.parametrize("md", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_claims_about_the_paper_say_where_it_makes_them(md):
+    bad = uncited_paper_claims(md)
+    assert not bad, (f"{md.relative_to(ROOT)}: attributes something to the paper without a section, table, "
+                     "equation, figure, quotation or citation in the paragraph:\n  " + "\n  ".join(bad))
 
 
 @pytest.mark.parametrize("md", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
