@@ -40,11 +40,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .checks import check_tensor
+from .checks import check_positive_int, check_tensor
 from .layers import DecoderLayer, EncoderLayer, LayerNorm
-from .masks import BOS_ID, PAD_ID, causal_mask, padding_mask, shift_right, target_mask
+from .masks import PAD_ID, causal_mask, shift_right
 from .model import Transformer, count_parameters
-from .training import LabelSmoothingLoss, rate, reversal_batch
+from .training import LabelSmoothingLoss, _greedy, rate, reversal_batch
 
 #: The base row: the course's tiny model (utils.TINY) and chapter 10's recipe.
 BASE_CONFIG = dict(d_model=64, h=4, d_k=None, d_ff=256, N=2, p_drop=0.1, eps_ls=0.1,
@@ -103,6 +103,7 @@ def check_config(config: dict) -> None:
 
     Raises:
         KeyError: a field is missing or unknown.
+        TypeError: a size is not an int.
         ValueError: a value is out of range (h must divide d_model, d_model must be
             even, positions one of sinusoid / learned / none, norm post or pre).
     """
@@ -110,9 +111,7 @@ def check_config(config: dict) -> None:
     if missing or unknown:
         raise KeyError(f"a configuration needs exactly the fields {sorted(BASE_CONFIG)}; "
                        f"missing {sorted(missing)}, unknown {sorted(unknown)}")
-    for name in ("d_model", "h", "d_ff", "N"):
-        if not isinstance(config[name], int) or isinstance(config[name], bool) or config[name] < 1:
-            raise ValueError(f"{name} must be a positive int, got {config[name]!r}")
+    check_positive_int(**{name: config[name] for name in ("d_model", "h", "d_ff", "N")})
     if config["d_model"] % 2 or config["d_model"] % config["h"]:
         raise ValueError(f"d_model must be even and divisible by h, got d_model={config['d_model']}, h={config['h']}")
     if config["d_k"] is not None and (not isinstance(config["d_k"], int) or config["d_k"] < 1):
@@ -289,17 +288,6 @@ def held_out(which: str, task: dict | None = None):
     lo, hi = task[f"{which}_lengths"]
     generator = torch.Generator().manual_seed(task[f"{which}_seed"])
     return reversal_batch(task["n_test"], generator, min_len=lo, max_len=hi)
-
-
-def _greedy(model, src):
-    """Greedy decoding of len(src) + 1 tokens for a batch: (batch, S) -> (batch, S + 1)."""
-    src_mask = padding_mask(src)
-    memory = model.encode(src, src_mask)
-    ys = torch.full((src.size(0), 1), BOS_ID)
-    for _ in range(src.size(1) + 1):
-        logits = model.generator(model.decode(ys, memory, src_mask, target_mask(ys))[:, -1])
-        ys = torch.cat([ys, logits.argmax(-1, keepdim=True)], dim=1)
-    return ys[:, 1:]
 
 
 def metrics_on(model, src, tgt) -> dict:

@@ -200,6 +200,25 @@ def _residual(ax, x_from, y_from, y_to, x_side, label, label_side):
             rotation=90)
 
 
+def _input_column(ax, x, side, ids_label, embed_label, ids_shape, embedded_shape, pe_shape):
+    """Ids, embedding and the sum with the positional encoding, at column x.
+
+    The positional encoding stands on the outer side: side -1 (left) for the encoder,
+    +1 (right) for the decoder.
+    """
+    top, bot = H / 2, -H / 2
+    _box(ax, x, 1.0, ids_label, "io")
+    _box(ax, x, 3.4, embed_label, "embed")
+    _arrow(ax, (x, 1.0 + top), (x, 3.4 + bot), ids_shape)
+    ax.add_patch(Circle((x, 5.6), 0.32, facecolor="white", edgecolor="black", linewidth=1.2))
+    ax.text(x, 5.6, "+", ha="center", va="center", fontsize=13)
+    _arrow(ax, (x, 3.4 + top), (x, 5.6 - 0.32), embedded_shape)
+    ax.text(x + side * 3.6, 5.6, "Positional\nEncoding\n(sine, cosine)", ha="center", va="center", fontsize=8.5,
+            bbox=dict(boxstyle="round", facecolor="white", edgecolor="black"))
+    _arrow(ax, (x + side * 2.75, 5.6), (x + side * 0.32, 5.6))
+    ax.text(x + side * 1.55, 5.85, pe_shape, ha="center", va="bottom", fontsize=8, family="monospace")
+
+
 def draw_figure1(shapes: dict, src_text: str = "", tgt_text: str = "", ax=None):
     """Draw Figure 1 of the paper with the shape of every tensor written on its arrow.
 
@@ -229,16 +248,8 @@ def draw_figure1(shapes: dict, src_text: str = "", tgt_text: str = "", ax=None):
     top, bot = H / 2, -H / 2
 
     # ---- encoder (left column) ----
-    _box(ax, xe, 1.0, f"Inputs (source)\n{src_text}", "io")
-    _box(ax, xe, 3.4, "Input Embedding\n(table E, times √d_model)", "embed")
-    _arrow(ax, (xe, 1.0 + top), (xe, 3.4 + bot), s["src_ids"])
-    ax.add_patch(Circle((xe, 5.6), 0.32, facecolor="white", edgecolor="black", linewidth=1.2))
-    ax.text(xe, 5.6, "+", ha="center", va="center", fontsize=13)
-    _arrow(ax, (xe, 3.4 + top), (xe, 5.6 - 0.32), s["src_embedded"])
-    ax.text(xe - 3.6, 5.6, "Positional\nEncoding\n(sine, cosine)", ha="center", va="center", fontsize=8.5,
-            bbox=dict(boxstyle="round", facecolor="white", edgecolor="black"))
-    _arrow(ax, (xe - 2.75, 5.6), (xe - 0.32, 5.6))
-    ax.text(xe - 1.55, 5.85, s["src_pe"], ha="center", va="bottom", fontsize=8, family="monospace")
+    _input_column(ax, xe, -1, f"Inputs (source)\n{src_text}", "Input Embedding\n(table E, times √d_model)",
+                  s["src_ids"], s["src_embedded"], s["src_pe"])
     y_attn, y_n1, y_ffn, y_n2 = 8.6, 10.8, 13.0, 15.2
     _arrow(ax, (xe, 5.6 + 0.32), (xe, y_attn + bot), s["enc_in"] + "\nafter dropout", frac=0.3)
     ax.add_patch(FancyBboxPatch((xe - W / 2 - 0.9, 7.35), W + 1.9, 8.6, boxstyle="round,pad=0.1",
@@ -264,16 +275,8 @@ def draw_figure1(shapes: dict, src_text: str = "", tgt_text: str = "", ax=None):
     ax.text(x_gap - 0.1, 16.6, "keys, values", ha="right", va="center", fontsize=7.5)
 
     # ---- decoder (right column) ----
-    _box(ax, xd, 1.0, f"Outputs (shifted right)\n{tgt_text}", "io")
-    _box(ax, xd, 3.4, "Output Embedding\n(same table E, times √d_model)", "embed")
-    _arrow(ax, (xd, 1.0 + top), (xd, 3.4 + bot), s["tgt_ids"])
-    ax.add_patch(Circle((xd, 5.6), 0.32, facecolor="white", edgecolor="black", linewidth=1.2))
-    ax.text(xd, 5.6, "+", ha="center", va="center", fontsize=13)
-    _arrow(ax, (xd, 3.4 + top), (xd, 5.6 - 0.32), s["tgt_embedded"])
-    ax.text(xd + 3.6, 5.6, "Positional\nEncoding\n(sine, cosine)", ha="center", va="center", fontsize=8.5,
-            bbox=dict(boxstyle="round", facecolor="white", edgecolor="black"))
-    _arrow(ax, (xd + 2.75, 5.6), (xd + 0.32, 5.6))
-    ax.text(xd + 1.55, 5.85, s["tgt_pe"], ha="center", va="bottom", fontsize=8, family="monospace")
+    _input_column(ax, xd, +1, f"Outputs (shifted right)\n{tgt_text}",
+                  "Output Embedding\n(same table E, times √d_model)", s["tgt_ids"], s["tgt_embedded"], s["tgt_pe"])
     y_self, y_m1, y_m2, y_dffn, y_m3 = 8.6, 11.6, 17.8, 20.0, 22.2
     # the decoder stream enters from the left (x = xd - 0.9) so that the memory arrow has room
     _arrow(ax, (xd, 5.6 + 0.32), (xd, y_self + bot), s["dec_in"] + "\nafter dropout", side="left", frac=0.3)
