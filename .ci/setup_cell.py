@@ -3,8 +3,8 @@
 # it clones the course next to the notebook and pip-installs only the packages that
 # are missing; it never installs or upgrades torch (Colab and Kaggle ship it).
 import importlib.util, os, pathlib, subprocess, sys
-os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")  # the same arithmetic on every CPU,
-os.environ.setdefault("MKL_CBWR", "AVX2")  # so the printed numbers match the book's
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")  # AVX2 kernels on every x86 CPU (not AVX-512);
+os.environ.setdefault("MKL_CBWR", "AVX2")  # rounding-level digits may still differ from the book's (see the preface)
 COURSE_REPO = "https://github.com/aiayn-course/attention-rebuilt"
 here = pathlib.Path.cwd().resolve()
 is_course = lambda p: (p / "utils" / "__init__.py").is_file() and (p / "_toc.yml").is_file()

@@ -39,12 +39,13 @@ def test_ruff_sees_the_notebooks_and_catches_a_planted_error(tmp_path):
     assert proc.returncode == 1 and re.search(r"F401 .*json", proc.stdout), proc.stdout + proc.stderr
 
 
-def test_nbval_sanitizer_only_replaces_progress_bars():
-    """tests/nbval_sanitize.cfg blanks tqdm bars (times vary) and leaves every other output alone."""
+def test_nbval_sanitizer_replaces_only_progress_bars_and_rounding_noise():
+    """tests/nbval_sanitize.cfg blanks tqdm bars (times vary) and the noise digits of a
+    rounding-level figure printed by utils.numerics.within, and leaves every other output alone."""
     from nbval.plugin import get_sanitize_patterns
 
     patterns = get_sanitize_patterns((ROOT / "tests" / "nbval_sanitize.cfg").read_text())
-    assert len(patterns) == 2, patterns
+    assert len(patterns) == 3, patterns
 
     def clean(s):
         for regex, replace in patterns:
@@ -55,6 +56,14 @@ def test_nbval_sanitizer_only_replaces_progress_bars():
     done = "training: 100%|##########| 3000/3000 [01:36<00:00, 31.1step/s]"
     # stored (raw, with carriage returns and a cleared bar) and fresh (nbval collapses \r) agree
     assert clean(f"\r{bar}\r{' ' * 80}\r\r{done}\n") == clean(f"{done}\n") == "<progress bar>\n"
+    # a rounding-level figure: the noise goes, the words and the bound stay
+    a, b = "max |ours - nn.RNN| = 1.8e-07 < 1e-06\n", "max |ours - nn.RNN| = 0.0e+00 < 1e-06\n"
+    assert clean(a) == clean(b) == "max |ours - nn.RNN| = ~ < 1e-06\n"
+    assert clean(a) != clean("max |ours - nn.RNN| = 1.8e-07 < 1e-05\n")   # another bound is another claim
+    assert clean(a) != clean("max |ours - nn.GRU| = 1.8e-07 < 1e-06\n")   # other words too
     for text in ["step   500  lr 0.003494  train loss 0.9731  test loss 0.6412\n",
-                 "exact match 99.6% | 498/500 [unseen only]\n", "a 50%|b| table\n", "12%|x| 3/4\n"]:
+                 "exact match 99.6% | 498/500 [unseen only]\n", "a 50%|b| table\n", "12%|x| 3/4\n",
+                 "step 1: 1.747e-07\n", "max diff 1.8e-07\n", "FLOPs 7.729e+08 < 1e+09 is a count\n"]:
         assert clean(text) == text, text
+
+

@@ -1,6 +1,7 @@
-"""The CPU arithmetic is pinned (utils/__init__.py, .ci/setup_cell.py), so that nbval's
-comparison of printed numbers holds on any x86-64 machine with AVX2, not only on the
-one that executed the notebooks."""
+"""The CPU arithmetic is pinned (utils/__init__.py, .ci/setup_cell.py) to AVX2 kernels
+unless the reader sets the variables: fewer code paths, not equal bits everywhere. The
+rule that makes the book hold on any CPU is in utils/numerics.py and
+tests/test_determinism.py."""
 
 import os
 import platform

@@ -1,5 +1,5 @@
 """Tests of the Table 3 sweep (chapter 12): the rows, the model variants, and the
-shipped results file, which a short rerun must reproduce exactly."""
+shipped results file, which a short rerun must reproduce within the replay tolerance."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from torch import nn
 from utils import TINY, Transformer, count_parameters
 from utils import variations as V
 from utils.masks import padding_mask
+from utils.numerics import REPLAY_TOLERANCE
 
 ROW_NAMES = [r[0] for r in V.ROWS]
 
@@ -211,10 +212,13 @@ def test_the_results_file_has_every_row_and_seed_of_the_chapter(shipped):
 
 @pytest.mark.parametrize("name, seed", [("base", 0), ("base", 2), ("d_k=4", 1), ("positions=learned", 0),
                                         ("norm=pre", 2), ("scale=False", 1), ("warmup=0", 0), ("N=1", 2)])
-def test_a_short_rerun_reproduces_the_logged_losses_exactly(shipped, one_thread, name, seed):
+def test_a_short_rerun_reproduces_the_logged_losses_within_the_replay_tolerance(shipped, one_thread, name, seed):
+    """The sweep was run on another machine: a rerun agrees within the measured replay
+    tolerance (utils/numerics.py), not to the bit (tests/test_determinism.py checks bits)."""
     _, records = shipped
     prefix = V.run_row(name, seed, steps=15)["losses"]
-    assert prefix == records[(name, seed)]["losses"][:15]
+    gap = max(abs(a - b) for a, b in zip(prefix, records[(name, seed)]["losses"][:15], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"{name} seed {seed}: rerun drifts {gap:.2e} from the log"
 
 
 def test_the_sweep_resumes_and_refuses_another_task(tmp_path, one_thread):

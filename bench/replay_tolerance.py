@@ -1,0 +1,62 @@
+"""How far does a replay of each shipped training log drift on this machine's numeric path?
+
+The tests and chapters 10, 12 and 15 rerun the first steps of runs whose losses are
+shipped, and compare. A run made on another CPU (or another PyTorch kernel path)
+rounds some sums differently, so the rerun's losses differ at the rounding level and
+the gap grows a little with each step. This script measures that gap, the largest
+|rerun - logged| over each prefix, for every replay the course makes. Run it on as
+many numeric paths as you have; the tolerance in ``utils/numerics.py`` is the largest
+gap measured, times a margin:
+
+    PYTHONPATH=. .venv/bin/python bench/replay_tolerance.py
+    ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE PYTHONPATH=. .venv/bin/python bench/replay_tolerance.py
+"""
+
+import os
+import sys
+import tempfile
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from utils import g2p, reference_run  # noqa: E402  (utils pins the arithmetic first)
+from utils import variations as V  # noqa: E402
+from utils.env import set_seed  # noqa: E402
+from utils.model import TINY, Transformer  # noqa: E402
+from utils.training import train  # noqa: E402
+
+VARIATION_REPLAYS = [("base", 0), ("base", 2), ("d_k=4", 1), ("positions=learned", 0),
+                     ("norm=pre", 2), ("scale=False", 1), ("warmup=0", 0), ("N=1", 2)]
+
+
+def gap(rerun, logged):
+    return max(abs(float(a) - float(b)) for a, b in zip(rerun, logged, strict=True))
+
+
+def main():
+    print(f"path: ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')} MKL_CBWR={os.environ.get('MKL_CBWR')} "
+          f"(PyTorch uses {torch.backends.cpu.get_cpu_capability()}); {reference_run.machine()['cpu']}")
+    gaps = {}
+    set_seed(0)
+    model = Transformer(**TINY)
+    losses = train(model, 20, progress=False)["train_loss"].tolist()
+    gaps["tiny reference run, 20 steps"] = gap(losses, reference_run.load()["train_loss"][:20].tolist())
+    records = {(r["row"], r["seed"]): r for r in V.read_results(V.RESULTS)[1]}
+    torch.set_num_threads(1)
+    for name, seed in VARIATION_REPLAYS + [("base", 0)]:
+        steps = 20 if (name, seed) == ("base", 0) else 15
+        rerun = V.run_row(name, seed, steps=steps)["losses"]
+        gaps[f"variations {name} seed {seed}, {steps} steps"] = gap(rerun, records[(name, seed)]["losses"][:steps])
+    header, log = g2p.read_log(g2p.SHIPPED / "log.jsonl")
+    with tempfile.TemporaryDirectory() as folder:
+        g2p.train_g2p(folder, steps=20, threads=header["versions"]["threads"], progress=False, dev_eval=False)
+        _, mine = g2p.read_log(os.path.join(folder, "log.jsonl"))
+    gaps["G2P, 20 steps"] = gap(mine[0]["losses"][:20], log[0]["losses"][:20])
+    for what, value in gaps.items():
+        print(f"{what:<48} max |rerun - logged| = {value:.2e}")
+    print(f"largest: {max(gaps.values()):.2e}")
+
+
+if __name__ == "__main__":
+    main()
