@@ -1,18 +1,20 @@
 """The built book works in a real browser (Debian's Chromium, driven by Playwright).
 
-The instructor edition is served on localhost and every page of the table of contents
-is opened: the math must be typeset by MathJax (the CDN is unreachable in CI, so its
-requests are answered from a local copy of ``mathjax@3`` fetched once with ``npm pack``
-into a cache outside the repository), every image must load and have alt text, the
-Colab and Kaggle links must open this page's notebook in the configured repository,
-every same-site link must resolve (no 404, and its ``#anchor`` must exist), and the
-search page must find "positional". Two chapter pages are photographed into a
-temporary folder (``COURSE_SCREENSHOT_DIR`` to choose it) for a person to look at.
+Every page of the table of contents is opened twice, with every request that would leave
+the machine aborted (and none expected): from the book served on 127.0.0.1 and from disk
+(``file://``), as a reader without a network would open it. Both times every math element
+on the page (the article and the contents sidebars) must be typeset by the MathJax the book
+ships (``utils/book/offline_math.py``): MathJax loaded and finished, every element rendered
+without a TeX error, and no TeX delimiter left in the page's text. The images must load and
+have alt text, and no page may raise a JavaScript error. On the served book the Colab and
+Kaggle links must open this page's notebook in the configured repository, every same-site
+link must resolve (no 404, and its ``#anchor`` must exist), and the search page must find
+"positional". Chapter pages are photographed into a temporary folder
+(``COURSE_SCREENSHOT_DIR`` to choose it) for a person to look at.
 
-Needs: ``apt-get install chromium`` (``bash .ci/test`` installs it when run as root),
+Needs: ``apt-get install chromium`` (``bash .ci/test`` installs it when run as root) and
 the ``playwright`` Python package (requirements.txt; its own browser download is not
-used), and ``npm`` or a cached copy of MathJax (``COURSE_MATHJAX_DIR``). Without
-Chromium or npm the tests are skipped with the reason.
+used). Without them the tests are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -22,19 +24,15 @@ import http.server
 import os
 import pathlib
 import shutil
-import subprocess
-import tarfile
-import tempfile
 import threading
 import urllib.error
 import urllib.request
-from urllib.parse import urldefrag, urlparse
+from urllib.parse import urldefrag
 
 import pytest
 from bookbuild import COLAB, HTML, KAGGLE, expected_links, notebook_pages
 from notebooks import ROOT, toc_files
 
-MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT_PAGES = ["chapters/02_scaled_dot_product_attention", "chapters/07_positional_encoding"]
@@ -47,31 +45,6 @@ def chromium_path() -> str | None:
         if cand and os.access(cand, os.X_OK):
             return cand
     return None
-
-
-@pytest.fixture(scope="module")
-def mathjax_dir():
-    """A local copy of the mathjax@3 npm package (its ``es5/`` is what the CDN serves)."""
-    cache = pathlib.Path(os.environ.get("COURSE_MATHJAX_DIR")
-                         or pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache"))
-                         / "aiayn-course" / "mathjax3")
-    if (cache / "es5" / "tex-mml-chtml.js").is_file():
-        return cache
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, and no cached MathJax in " + str(cache))
-    with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([npm, "pack", "--silent", "mathjax@3"], cwd=tmp, capture_output=True, text=True)
-        tgz = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else ""
-        if not tgz:
-            pytest.skip(f"npm pack mathjax@3 failed: {proc.stderr.strip()[-300:]}")
-        unpacked = pathlib.Path(tmp) / "unpacked"
-        with tarfile.open(pathlib.Path(tmp) / tgz) as tar:
-            tar.extractall(unpacked, filter="data")
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(cache, ignore_errors=True)
-        shutil.move(str(unpacked / "package"), cache)
-    return cache
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -122,21 +95,30 @@ def screenshot_dir(tmp_path_factory):
 
 
 PAGE_REPORT = """async () => {
-  const math = [...document.querySelectorAll('article .math')];
-  if (math.length) {
-    const t0 = Date.now();
-    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && Date.now() - t0 < 30000)
-      await new Promise(r => setTimeout(r, 100));
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-  }
+  // Every math element on the page: the article's and the contents sidebars' (titles with math).
+  const math = [...document.querySelectorAll('.math')];
+  // MathJax's script is deferred, so by the load event it has run (or failed to load);
+  // its startup promise resolves once the page is typeset.
+  const mj = window.MathJax && MathJax.startup && MathJax.startup.promise ? MathJax : null;
+  const finished = mj ? await Promise.race([mj.startup.promise.then(() => true),
+                                            new Promise(r => setTimeout(() => r(false), 60000))]) : false;
+  // Text that still reads as TeX: a delimiter outside typeset math, code and scripts.
+  const skip = 'mjx-container, pre, code, script, style, textarea';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const raw = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode())
+    if (/\\\\[()\\[\\]]|\\$\\$|\\\\begin\\{/.test(n.data) && !n.parentElement.closest(skip))
+      raw.push(n.data.trim().slice(0, 80));
   const imgs = [...document.images];
   imgs.forEach(i => { i.loading = 'eager'; });
   await Promise.all(imgs.map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })));
   return {
-    mathjax: !!(window.MathJax && MathJax.version),
+    mathjax: mj ? mj.version : null,
+    finished: finished,
     math: math.length,
     unrendered: math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
     math_errors: math.filter(m => m.querySelector('mjx-merror')).map(m => m.textContent.slice(0, 80)),
+    raw_tex: raw,
     images: imgs.map(i => ({src: i.currentSrc || i.src, width: i.naturalWidth, alt: (i.getAttribute('alt') || '').trim()})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
     ids: [...document.querySelectorAll('[id]')].map(e => e.id),
@@ -144,61 +126,103 @@ PAGE_REPORT = """async () => {
 }"""
 
 
-def offline_route(site, mathjax_dir, external, also_allow=()):
-    """A Playwright route handler: pages of ``site`` (and URLs starting with ``also_allow``)
-    load; MathJax's CDN is answered from ``mathjax_dir``; any other request is aborted
-    and its URL (without the query) added to the set ``external``."""
+def offline_route(site, external, also_allow=()):
+    """A Playwright route handler for a machine with no network: URLs under ``site``
+    (the served book's base URL, or the built folder's ``file://`` URL) and those starting
+    with ``also_allow`` load; any other request is aborted and its URL (without the
+    query) added to the set ``external``. Nothing answers for a CDN: MathJax must come
+    from the book itself."""
 
     def route(r):
         url = r.request.url
         if url.startswith((site, *also_allow)):
             return r.continue_()
-        if url.startswith(MATHJAX_CDN):
-            local = mathjax_dir / urlparse(url).path.split("/mathjax@3/", 1)[1]
-            if local.is_file():
-                return r.fulfill(path=str(local))
         external.add(url.split("?")[0])
         return r.abort()
 
     return route
 
 
-@pytest.fixture(scope="module")
-def crawl(browser, site, mathjax_dir, screenshot_dir):
-    """Open every toc page once; {page name: report} plus what went wrong on the way."""
+def open_every_page(browser, base, screenshot_dir, suffix=""):
+    """Open every toc page under ``base`` once, offline; {page name: report} plus what
+    went wrong on the way. Screenshots of SCREENSHOT_PAGES are named with ``suffix``."""
     external, failed, errors = set(), [], []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.route("**/*", offline_route(site, mathjax_dir, external))
+    context.route("**/*", offline_route(base, external))
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
     page.on("response", lambda resp: failed.append(f"{resp.status} {resp.url}")
-            if resp.url.startswith(site) and resp.status >= 400 else None)
+            if resp.url.startswith(base) and resp.status >= 400 else None)
+    # From file:// a missing file is a failed request, not a 404 response (requests cut short
+    # by leaving the page, ERR_ABORTED, are not failures).
+    page.on("requestfailed", lambda req: failed.append(f"{req.failure} {req.url}")
+            if base.startswith("file:") and req.url.startswith(base) and "ERR_ABORTED" not in (req.failure or "")
+            else None)
     reports = {}
     for name in toc_files():
-        page.goto(site + f"{name}.html", wait_until="load", timeout=60000)
+        page.goto(base + f"{name}.html", wait_until="load", timeout=60000)
         reports[name] = page.evaluate(PAGE_REPORT)
         if name in SCREENSHOT_PAGES:
-            page.screenshot(path=str(screenshot_dir / f"{name.replace('/', '_')}.png"), full_page=True)
-            page.screenshot(path=str(screenshot_dir / f"{name.replace('/', '_')}_top.png"))
-    print(f"\nscreenshots in {screenshot_dir}; external requests blocked: {sorted(external)}")
-    yield {"pages": reports, "failed": failed, "errors": errors, "site": site, "page": page}
+            stem = name.replace("/", "_") + suffix
+            page.screenshot(path=str(screenshot_dir / f"{stem}.png"), full_page=True)
+            page.screenshot(path=str(screenshot_dir / f"{stem}_top.png"))
+    print(f"\n{base}: screenshots in {screenshot_dir}; external requests blocked: {sorted(external)}")
+    return context, {"pages": reports, "failed": failed, "errors": errors, "external": external,
+                     "site": base, "page": page}
+
+
+@pytest.fixture(scope="module")
+def crawl(browser, site, screenshot_dir):
+    """Every toc page of the served book, opened once (see ``open_every_page``)."""
+    context, result = open_every_page(browser, site, screenshot_dir)
+    yield result
     context.close()
 
 
-def test_math_is_typeset(crawl):
+@pytest.fixture(scope="module")
+def crawl_file(browser, built_book, screenshot_dir):
+    """Every toc page opened from disk (``file://``), as a reader with no server and no network."""
+    assert (HTML / "chapters").is_dir(), f"no built book in {HTML}"
+    context, result = open_every_page(browser, HTML.as_uri() + "/", screenshot_dir, suffix="_file")
+    yield result
+    context.close()
+
+
+# The checks that run on both the served book and the book opened from disk.
+BOTH = pytest.mark.parametrize("crawled", ["crawl", "crawl_file"])
+
+
+@BOTH
+def test_math_is_typeset(crawled, request):
+    """Every math element of every page is typeset by the book's own MathJax 3, offline."""
+    pages = request.getfixturevalue(crawled)["pages"]
     bad = []
-    for name, r in crawl["pages"].items():
+    for name, r in pages.items():
         if r["math"] and not r["mathjax"]:
-            bad.append(f"{name}: MathJax did not load")
+            bad.append(f"{name}: MathJax did not load ({r['math']} math elements left as TeX)")
+            continue
+        if r["math"] and not r["finished"]:
+            bad.append(f"{name}: MathJax did not finish typesetting within 60 s")
+        if r["mathjax"] and not r["mathjax"].startswith("3."):
+            bad.append(f"{name}: MathJax {r['mathjax']}, expected the shipped 3.x")
         bad += [f"{name}: not typeset: {m!r}" for m in r["unrendered"]]
         bad += [f"{name}: TeX error in: {m!r}" for m in r["math_errors"]]
+        bad += [f"{name}: raw TeX in the page's text: {t!r}" for t in r["raw_tex"]]
     assert not bad, "\n".join(bad[:30])
-    assert sum(r["math"] for r in crawl["pages"].values()) > 0, "no math found in the book at all"
+    assert sum(r["math"] for r in pages.values()) > 0, "no math found in the book at all"
 
 
-def test_images_load_and_have_alt_text(crawl):
+@BOTH
+def test_nothing_leaves_the_machine(crawled, request):
+    """No page asks another host for anything (a CDN, a font service): the book reads offline."""
+    result = request.getfixturevalue(crawled)
+    assert not result["external"], f"requests to other hosts: {sorted(result['external'])}"
+
+
+@BOTH
+def test_images_load_and_have_alt_text(crawled, request):
     bad = []
-    for name, r in crawl["pages"].items():
+    for name, r in request.getfixturevalue(crawled)["pages"].items():
         for img in r["images"]:
             if img["width"] == 0:
                 bad.append(f"{name}: image did not load: {img['src']}")
@@ -235,9 +259,13 @@ def test_same_site_links_resolve(crawl):
     assert not bad, "broken same-site links:\n" + "\n".join(bad)
 
 
-def test_no_javascript_errors(crawl):
-    errors = [e for e in crawl["errors"] if not any(k in e for k in KNOWN_PAGE_ERRORS)]
+@BOTH
+def test_no_javascript_errors_or_missing_files(crawled, request):
+    result = request.getfixturevalue(crawled)
+    errors = [e for e in result["errors"] if not any(k in e for k in KNOWN_PAGE_ERRORS)]
     assert not errors, "\n".join(errors)
+    if crawled == "crawl_file":  # on the served book, test_same_site_links_resolve reports these
+        assert not result["failed"], "files missing from the book:\n" + "\n".join(result["failed"])
 
 
 def test_search_finds_positional(crawl):

@@ -64,7 +64,7 @@ def test_there_is_a_script_per_figure():
 def test_script_parses_with_node(path):
     node = shutil.which("node") or shutil.which("nodejs")
     if node is None:
-        pytest.skip("node is not installed (Debian: apt-get install nodejs; bash .ci/test installs npm, which brings it)")
+        pytest.skip("node is not installed (Debian: apt-get install nodejs; bash .ci/test installs it as root)")
     proc = subprocess.run([node, "--check", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, f"{path.name} does not parse:\n{proc.stderr}"
 

@@ -8,12 +8,11 @@ the sqrt(d_k) figure at three angles and at d = 2, 64 and 512 with and without t
 division; every step of the explorer (its shape and its numbers) against the shipped
 checkpoint; the positional-encoding rotation and the learning-rate schedule at three
 settings each. It also checks that every control is reached with the Tab key and shows
-a focus outline, that no request left 127.0.0.1 (the book's MathJax excepted, which the
-page asks from its CDN and the test answers from a local copy), that each figure also
-works alone on a blank page (as in a notebook, once its cell has run), and it saves a
+a focus outline, that no request left 127.0.0.1 (the book ships its MathJax), that each
+figure also works alone on a blank page (as in a notebook, once its cell has run), and it saves a
 screenshot of each figure in its default and in a changed state (``COURSE_SCREENSHOT_DIR``).
 
-Needs Chromium and the book's MathJax, as ``tests/test_browser.py`` (whose fixtures it uses).
+Needs Chromium, as ``tests/test_browser.py`` (whose fixtures it uses).
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from utils.masks import causal_mask
 
 browser = test_browser.browser
 site = test_browser.site
-mathjax_dir = test_browser.mathjax_dir
 screenshot_dir = test_browser.screenshot_dir
 
 PAGES = {
@@ -47,11 +45,11 @@ NUM = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @pytest.fixture(scope="module")
-def book(browser, site, mathjax_dir, screenshot_dir):
+def book(browser, site, screenshot_dir):
     """A page of the served book and what went wrong on the way: {page, open, external, errors}."""
     external, errors = set(), []
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    context.route("**/*", test_browser.offline_route(site, mathjax_dir, external, also_allow=("data:",)))
+    context.route("**/*", test_browser.offline_route(site, external, also_allow=("data:",)))
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
     state = {"url": None}
