@@ -2,9 +2,10 @@
 
 ``explorer_steps`` runs the model's own modules on a source and a decoder input and
 records, at each of the 14 steps of the trace (input, encoder, decoder, output), the
-tensor's shape and a few of its numbers: the first four numbers of the first source
-token where the tensor is a vector per token, whole attention matrices (head 1), the
-top next-token probabilities at the end. ``explorer_figure`` shows them one step at a
+tensor's shape and a few of its numbers: where the tensor is a vector per token, the
+first four numbers of the first source token's vector (its query, key and value in head
+1 at the Q, K, V step; the logits of the first and last decoder positions at the logits
+step), whole attention matrices (head 1), the top next-token probabilities at the end. ``explorer_figure`` shows them one step at a
 time, with buttons, a slider and the arrow keys. Nothing is typed: every number comes
 from the model passed in (in chapter 11, the shipped checkpoint).
 """
@@ -118,7 +119,8 @@ def explorer_steps(model, src, tgt_in, tokenizer=None):
         matrix("decoder", "decoder layer 1: masked self-attention weights", self_weights, tgt_tokens, tgt_tokens, 1,
                "position t sees positions 0..t; the cells above the diagonal are masked", tgt_mask[0, 0]),
         matrix("decoder", f"decoder layer {n_dec}: cross-attention weights", cross_weights, tgt_tokens, src_tokens,
-               n_dec, "6 queries from the decoder, 5 keys from the memory: not square, no causal mask"),
+               n_dec, f"{tgt_in.size(1)} queries from the decoder, {src.size(1)} keys from the memory: "
+               + ("not square, " if tgt_in.size(1) != src.size(1) else "") + "no causal mask"),
         dict(phase="output", title="logits y E^T", shape=tuple(logits.shape), kind="vector", tensor=logits,
              width=logits.size(-1), rows=[(f"position {t} ({tgt_tokens[t]})", logits[0, t, :N_FIRST].tolist())
                                           for t in (0, logits.size(1) - 1)],

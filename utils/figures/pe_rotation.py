@@ -4,8 +4,9 @@ For pair i with frequency omega_i = 10000^(-2i/d_model), the pair at position po
 is the pair at position pos turned by the angle omega_i k, whatever pos is. Sliders
 choose the shift k, the pair i and the position; the figure draws both points on the
 unit circle and prints the rotation, the two pairs and their difference. The browser
-computes the encoding with the formula; the description's numbers come from
-``positional_encoding``.
+computes the encoding with the formula in float64, so the difference it prints is
+float64 rounding; the description's numbers come from ``positional_encoding``, whose
+float32 table leaves a difference of float32 rounding, and the description says so.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import math
 import torch
 
 from ..embeddings import positional_encoding
+from ..numerics import within
 from .base import InteractiveFigure
 
 
@@ -51,8 +53,10 @@ def pe_rotation_figure(d_model=64, k=3, i=5, pos=10, max_pos=50, figure_id="fig-
         f"Default state: d_model = {d_model}, pair i = {i} (columns {2 * i} and {2 * i + 1}), shift k = {k}, "
         f"position {pos}. omega_{i} = {omega:.5f}, so the rotation angle is omega·k = {omega * k:.5f} rad "
         f"({math.degrees(omega * k):.2f}°). The pair at position {pos} is ({here[0]:.4f}, {here[1]:.4f}); "
-        f"turned by that angle it lands on the pair at position {pos + k}, ({later[0]:.4f}, {later[1]:.4f}), "
-        f"to within {diff:.1e}. Both points are drawn on the unit circle: a ring for position {pos}, "
+        f"turned by that angle it lands on the pair at position {pos + k}, ({later[0]:.4f}, {later[1]:.4f}). "
+        f"In the course's float32 table the two differ by {within(diff, 1e-6)}, float32 rounding; the figure "
+        "computes both pairs from the formula in float64, so the difference it prints is float64 rounding, "
+        f"far smaller. Both points are drawn on the unit circle: a ring for position {pos}, "
         f"a square for position {pos + k}."
     )
     fid = figure_id

@@ -41,7 +41,8 @@ function aiaynFigure_pe_rotation(root, data) {
         [["row 1", M[0]], ["row 2", M[1]]], {digits: 4}),
       F.table("Pairs (columns " + 2 * i + ", " + (2 * i + 1) + ")", ["sin", "cos"],
         [["PE(" + pos + ")", here], ["M · PE(" + pos + ")", rotated], ["PE(" + (pos + k) + ")", later]], {digits: 4}),
-      F.el("p", {"data-part": "diff", text: "max |M·PE(pos) − PE(pos + k)| = " + diff.toExponential(1) + " (float64 arithmetic in the browser)"})]);
+      F.el("p", {"data-part": "diff", text: "max |M·PE(pos) − PE(pos + k)| = " + diff.toExponential(1) +
+        " (float64 rounding: the browser computes in float64; the chapter's float32 table differs by float32 rounding, below 1e-6)"})]);
     F.part(root, "summary").textContent = "omega_" + i + " = 10000^(−2·" + i + "/" + d + ") = " + F.fmt(omega, 5) +
       "; angle omega·k = " + F.fmt(theta, 5) + " rad = " + F.fmt(theta * 180 / Math.PI, 2) + "°; wavelength " +
       F.fmt(2 * Math.PI / omega, 2) + " positions.";

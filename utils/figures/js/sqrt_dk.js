@@ -38,9 +38,12 @@ function aiaynFigure_sqrt_dk(root, data) {
     F.part(root, "d-out").textContent = String(d);
     var top = Math.max.apply(null, A[t]);
     var lifted = Ql[t].slice(0, 4).map(function (x) { return F.fmt(x, 4); }).join(", ") + (d > 4 ? ", …" : "");
+    var copies = d / 2;  // at d = 2 the query is the worked example's own, not lifted
+    var how = copies === 1 ? " at d = 2, the worked example itself (no lifting)" :
+      ", lifted to d = " + d + ": its two numbers repeated " + copies + " times and multiplied by " + copies +
+      "^(-1/4) = " + F.fmt(Math.pow(copies, -0.25), 4) + ", giving [" + lifted + "]";
     F.part(root, "summary").textContent = "Query of token " + t + " = [" + Q[t].map(function (x) {
-      return F.fmt(x, 4); }).join(", ") + "], lifted to d = " + d + ": " + d / 2 + " copies times (" + d / 2 +
-      ")^(-1/4) = [" + lifted + "]" + (divide ? "; scores divided by √" + d : "; scores not divided") +
+      return F.fmt(x, 4); }).join(", ") + "]" + how + (divide ? "; scores divided by √" + d : "; scores not divided") +
       ". Largest weight in row " + t + ": " + F.fmt(top, 4) + ".";
     F.setState(root, {angle: a, d: d, scale: divide, query: Q[t], lifted_query: Ql[t], scores: S, weights: A, output: O});
   }
