@@ -61,6 +61,7 @@ def test_nbval_sanitizer_replaces_only_progress_bars_and_rounding_noise():
     assert clean(a) == clean(b) == "max |ours - nn.RNN| = ~ < 1e-06\n"
     assert clean(a) != clean("max |ours - nn.RNN| = 1.8e-07 < 1e-05\n")   # another bound is another claim
     assert clean(a) != clean("max |ours - nn.GRU| = 1.8e-07 < 1e-06\n")   # other words too
+    assert clean("error 3.1e-08 &lt; 1e-06</p>") == clean("error 2.4e-08 &lt; 1e-06</p>")  # inside a figure's HTML
     for text in ["step   500  lr 0.003494  train loss 0.9731  test loss 0.6412\n",
                  "exact match 99.6% | 498/500 [unseen only]\n", "a 50%|b| table\n", "12%|x| 3/4\n",
                  "step 1: 1.747e-07\n", "max diff 1.8e-07\n", "FLOPs 7.729e+08 < 1e+09 is a count\n"]:
