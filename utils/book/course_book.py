@@ -116,17 +116,36 @@ def strip_solutions(text: str) -> str:
     return "".join(out)
 
 
+#: Tag of a hidden code cell that computes the values worked solutions quote. The
+#: student edition drops such cells from its downloadable notebooks and sources,
+#: code and outputs: their code would compute the answers.
+SOLUTION_VALUES = "solution-values"
+_VALUES_CELL = re.compile(r"^(?P<fence>`{3,})\{code-cell\}[^\n]*\n(?::[^\n]*\n)*?:tags: \[[^\]\n]*"
+                          + SOLUTION_VALUES + r"[^\]\n]*\][^\n]*\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
+
+
+def strip_solution_values(text: str) -> str:
+    """Remove every code cell tagged ``solution-values`` from MyST text."""
+    return _VALUES_CELL.sub("", text)
+
+
 def _strip_notebook(path: pathlib.Path) -> None:
     nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = []
     for cell in nb.get("cells", []):
+        if SOLUTION_VALUES in cell.get("metadata", {}).get("tags", []):
+            continue
         if cell.get("cell_type") == "markdown":
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             cell["source"] = strip_solutions(src)
+        cells.append(cell)
+    nb["cells"] = cells
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def strip_published_sources(app, exception):
-    """Student edition: take solution blocks out of the downloadable copies in ``_sources``."""
+    """Student edition: take solution blocks and ``solution-values`` cells out of the
+    downloadable copies in ``_sources``."""
     if exception is not None or not getattr(app.config, "hide_solutions", False) or app.builder.format != "html":
         return
     sources = pathlib.Path(app.outdir) / "_sources"
@@ -134,7 +153,8 @@ def strip_published_sources(app, exception):
         if path.suffix == ".ipynb":
             _strip_notebook(path)
         elif path.suffix in (".md", ".txt"):
-            path.write_text(strip_solutions(path.read_text(encoding="utf-8")), encoding="utf-8")
+            text = strip_solution_values(path.read_text(encoding="utf-8"))
+            path.write_text(strip_solutions(text), encoding="utf-8")
 
 
 def setup(app):
