@@ -1,7 +1,9 @@
 """Unit tests of the generic answer checker in utils/exercises/__init__.py.
 
 Each test gives a wrong answer of one kind and checks that the message names
-what is wrong (type, shape, position and value, NaN, off-by for ints, ...).
+what is wrong in kind (type, shape, NaN, sign, transposition, a constant factor, a
+registered mistake) and never the right value (tests/test_checkers.py checks that for
+every exercise of the course).
 """
 
 import math
@@ -10,89 +12,109 @@ import numpy as np
 import pytest
 import torch
 
-from utils.exercises import EXERCISES, check, compare, register
+from utils.exercises import EXERCISES, Exercise, Mistake, check, diagnose, mistake, register
 
-# ---- compare(): the sentence that says what is wrong -------------------------------
+# ---- diagnose(): what is wrong, in kind, never the answer ----------------------------
+
+def _ex(expected, atol=0.0, precision="", mistakes=()):
+    ex = Exercise("0.0", "a toy", lambda: expected, atol, "", precision)
+    for fn, message in mistakes:
+        ex.mistakes.append(Mistake(fn, message))
+    return ex
+
 
 def test_right_answers_give_none():
-    assert compare(torch.tensor([0.5, 0.25]), torch.tensor([0.5, 0.25])) is None
-    assert compare(np.array([[1.0, 2.0]]), torch.tensor([[1.0, 2.0]])) is None
-    assert compare(3, 3) is None
-    assert compare(3.0, 3) is None  # a whole float is accepted for an int
-    assert compare(0.40114, 0.4011, atol=1e-4) is None
-    assert compare(torch.tensor(0.5), 0.5) is None  # a one-element tensor for a float
-    assert compare((2, 4, 6, 5), (2, 4, 6, 5)) is None
-    assert compare({"a": 1, "b": [1.0, 2.0]}, {"a": 1, "b": [1.0, 2.0]}) is None
-    assert compare("cat", "cat") is None
+    assert diagnose(torch.tensor([0.5, 0.25]), _ex(torch.tensor([0.5, 0.25]))) is None
+    assert diagnose(np.array([[1.0, 2.0]]), _ex(torch.tensor([[1.0, 2.0]]))) is None
+    assert diagnose(3, _ex(3)) is None
+    assert diagnose(3.0, _ex(3)) is None  # a whole float is accepted for an int
+    assert diagnose(np.int64(3), _ex(3)) is None  # and a NumPy integer
+    assert diagnose(0.40114, _ex(0.4011, atol=1e-4)) is None
+    assert diagnose(torch.tensor(0.5), _ex(0.5)) is None  # a one-element tensor for a float
+    assert diagnose((2, 4, 6, 5), _ex((2, 4, 6, 5))) is None
+    assert diagnose({"a": 1, "b": [1.0, 2.0]}, _ex({"a": 1, "b": [1.0, 2.0]})) is None
+    assert diagnose("cat", _ex("cat")) is None
 
 
 def test_wrong_type_for_a_tensor():
-    msg = compare([0.5, 0.25], torch.tensor([0.5, 0.25]))
+    msg = diagnose([0.5, 0.25], _ex(torch.tensor([0.5, 0.25])))
     assert msg == "answer should be a floating-point torch.Tensor of shape (2,), got a list of length 2"
 
 
 def test_wrong_type_for_an_int_uses_an():
-    assert compare("16", 16) == "answer should be an int, got a str ('16')"
-    assert compare(16.5, 16) == "answer should be an int, got a float (16.5)"
-    assert compare(True, 1) == "answer should be an int, got a bool (True)"
+    assert diagnose("16", _ex(16)) == "answer should be an int, got a str ('16')"
+    assert diagnose(16.5, _ex(16)) == "answer should be an int, got a float (16.5)"
+    assert diagnose(True, _ex(1)) == "answer should be an int, got a bool (True)"
 
 
 def test_wrong_type_for_a_float_tuple_dict_and_str():
-    assert compare("0.5", 0.5) == "answer should be a number, got a str ('0.5')"
-    assert compare([2, 4], (2, 4)) is None  # a list is fine for a tuple
-    assert compare(24, (2, 4)) == "answer should be a tuple, got an int (24)"
-    assert compare([1], {"a": 1}) == "answer should be a dict, got a list of length 1"
-    assert compare(1, "cat") == "answer should be a str, got an int (1)"
+    assert diagnose("0.5", _ex(0.5)) == "answer should be a number, got a str ('0.5')"
+    assert diagnose([2, 4], _ex((2, 4))) is None  # a list is fine for a tuple
+    assert diagnose(24, _ex((2, 4))) == "answer should be a tuple, got an int (24)"
+    assert diagnose([1], _ex({"a": 1})) == "answer should be a dict, got a list of length 1"
+    assert diagnose(1, _ex("cat")) == "answer should be a str, got an int (1)"
 
 
-def test_wrong_shape():
-    msg = compare(torch.zeros(3, 2), torch.zeros(2, 3))
-    assert msg == "answer has shape (3, 2), expected shape (2, 3)"
+def test_wrong_shape_names_both_shapes():
+    assert diagnose(torch.zeros(3, 2), _ex(torch.ones(2, 3))) == "answer has shape (3, 2), expected shape (2, 3)"
 
 
-def test_wrong_value_names_the_first_position_and_the_count():
+def test_a_wrong_value_is_not_located_nor_given():
     expected = torch.tensor([[0.4011, 0.1978, 0.4011], [0.2483, 0.2483, 0.5035]])
     answer = expected.clone()
     answer[1, 2] = 0.6
-    answer[1, 0] = 0.3
-    msg = compare(answer, expected)
-    assert msg.startswith("answer has 2 wrong value(s); first at position (1, 0): got 0.3, expected 0.2483")
+    msg = diagnose(answer, _ex(expected, 6e-5, "to 4 decimals"))
+    assert msg == "answer is not right to 4 decimals"
+    assert "0.5035" not in msg and "(1, 2)" not in msg
 
 
-def test_value_within_tolerance_passes_and_outside_fails():
-    assert compare(torch.tensor([1.00005]), torch.tensor([1.0]), atol=1e-4) is None
-    assert compare(torch.tensor([1.001]), torch.tensor([1.0]), atol=1e-4) is not None
-    assert compare(0.7208, 0.72075, atol=1e-4) is None
-    assert compare(0.73, 0.72075, atol=1e-4) == "answer is 0.73, which is not within 0.0001 of the right value"
+def test_kinds_of_error_are_named():
+    x = torch.tensor([[0.5, 0.25], [0.1, 0.9]])
+    assert diagnose(-x, _ex(x, 1e-4)) == "answer has the wrong sign"
+    assert diagnose(x.T, _ex(x, 1e-4)) == "answer is transposed: rows and columns are swapped"
+    assert diagnose(torch.zeros(2, 2), _ex(x, 1e-4)) == "answer is zero everywhere"
+    assert diagnose(x * 8, _ex(x, 1e-4)).startswith("answer is the right answer times a constant factor")
+    assert diagnose(-0.73, _ex(0.73, 1e-4)) == "answer has the wrong sign"
 
 
-def test_nan_in_a_tensor_names_its_position():
-    answer = torch.tensor([[1.0, 2.0], [float("nan"), 4.0]])
-    assert compare(answer, torch.ones(2, 2)) == "answer contains NaN, first at position (1, 0)"
+def test_a_registered_mistake_gets_its_message_also_for_one_item():
+    ex = _ex((0.25, 16), 1e-4, "to 4 decimals", [(lambda: (0.5, 15), "you divided by d - 1")])
+    assert diagnose((0.5, 15), ex) == "you divided by d - 1"
+    assert diagnose((0.25, 15), ex) == "answer[1]: you divided by d - 1"
+    assert diagnose((0.3, 16), ex) == "answer[0] is not right to 4 decimals"
 
 
-def test_nan_scalar_is_not_accepted():
+def test_nan_is_not_accepted():
     # NaN compares False with everything, so a plain |a - e| > atol test would let it pass.
-    assert compare(float("nan"), 0.5) == "answer is NaN, expected a number"
-    assert compare(torch.tensor(float("nan")), 0.5) == "answer is NaN, expected a number"
+    assert diagnose(torch.tensor([[1.0, 2.0], [float("nan"), 4.0]]), _ex(torch.ones(2, 2))) == "answer contains NaN"
+    assert diagnose(float("nan"), _ex(0.5)) == "answer is NaN, expected a number"
+    assert diagnose(torch.tensor(float("nan")), _ex(0.5)) == "answer is NaN, expected a number"
 
 
-def test_int_off_by():
-    assert compare(1_048_575, 1_048_576) == "answer is 1048575, which is not right (off by -1)"
-    assert compare(16_704, 16_640) == "answer is 16704, which is not right (off by +64)"
+def test_a_wrong_int_gets_no_direction():
+    assert diagnose(1_048_575, _ex(1_048_576)) == "answer is not right"
+    assert diagnose((2, 4, 5, 6), _ex((2, 4, 6, 5))) == "answer[2] is not right; answer[3] is not right"
 
 
-def test_nested_paths_name_the_wrong_item():
-    assert compare((2, 4, 5), (2, 4, 6, 5)) == "answer has 3 items, expected 4"
-    assert compare((2, 4, 5, 6), (2, 4, 6, 5)) == "answer[2] is 5, which is not right (off by -1)"
-    assert compare({"a": 1}, {"a": 1, "b": 2}) == "answer is missing the key(s) ['b']"
-    assert compare({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 2}) == "answer has unexpected key(s) ['c']"
-    assert compare({"a": 1, "b": 3}, {"a": 1, "b": 2}) == "answer['b'] is 3, which is not right (off by +1)"
+def test_nested_structure_errors():
+    assert diagnose((2, 4, 5), _ex((2, 4, 6, 5))) == "answer has 3 items, expected 4"
+    assert diagnose({"a": 1}, _ex({"a": 1, "b": 2})) == "answer is missing the key(s) ['b']"
+    assert diagnose({"a": 1, "b": 2, "c": 3}, _ex({"a": 1, "b": 2})) == "answer has unexpected key(s) ['c']"
+    assert diagnose({"a": 1, "b": 3}, _ex({"a": 1, "b": 2})) == "answer['b'] is not right"
 
 
 def test_unknown_expected_type_raises():
     with pytest.raises(TypeError, match="cannot compare expected answers of type object"):
-        compare(1, object())
+        diagnose(1, _ex(object()))
+
+
+def test_register_checks_its_precision():
+    with pytest.raises(ValueError, match="decimals or atol, not both"):
+        register("0.98", prompt="x", decimals=2, atol=0.1)
+    with pytest.raises(ValueError, match="decimals must be an int from 0 to 12"):
+        register("0.98", prompt="x", decimals=2.5)
+    with pytest.raises(KeyError, match="register exercise '0.97' before its mistakes"):
+        mistake("0.97", "nope")(lambda: 0)
 
 
 # ---- check(): verdicts printed for the learner -----------------------------------
@@ -113,9 +135,13 @@ def test_check_right_answer(toy_exercise, capsys):
 def test_check_wrong_answer_says_what_and_gives_the_hint(toy_exercise, capsys):
     assert not check(toy_exercise, 5)
     out = capsys.readouterr().out
-    assert " ".join(out.split()) == (
-        "Exercise 0.99: not yet. Answer is 5, which is not right (off by -1). Hint: Add three to itself.")
+    assert " ".join(out.split()) == "Exercise 0.99: not yet. Answer is not right. Hint: Add three to itself."
     assert all(len(line) <= 76 for line in out.splitlines()), "feedback lines are wrapped to 76 columns"
+
+
+def test_check_refuses_an_id_that_is_not_a_string():
+    with pytest.raises(TypeError, match='the exercise id must be a string such as "2.1", got a float'):
+        check(2.1, 0)
 
 
 def test_check_displays_nothing_in_a_notebook():
@@ -184,7 +210,7 @@ def test_chapter_3_expected_answers_match_formulas():
 
 
 def test_integer_tensor_for_a_float_answer_says_so():
-    msg = compare(torch.tensor([1, 0]), torch.tensor([1.0, 0.0]))
+    msg = diagnose(torch.tensor([1, 0]), _ex(torch.tensor([1.0, 0.0])))
     assert msg == ("answer should be a floating-point torch.Tensor of shape (2,), got integers "
                    "(a torch.Tensor of shape (2,) and dtype torch.int64); use floats")
-    assert compare(torch.tensor([1.0, 0.0], dtype=torch.float64), torch.tensor([1.0, 0.0])) is None
+    assert diagnose(torch.tensor([1.0, 0.0], dtype=torch.float64), _ex(torch.tensor([1.0, 0.0]))) is None

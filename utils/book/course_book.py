@@ -13,8 +13,11 @@ It does what the book theme does not:
 * defines the substitution ``{{ repository }}`` (a link to ``repository.url``) for prose.
 * hides the theme's near-empty top bar on wide screens (it only repeats the search).
 * in the student edition (``hide_solutions: true``, see ``utils/book/editions.py``),
-  removes ``{solution}`` blocks from the notebook and source copies the theme
-  publishes under ``_sources/`` for download, so no solution text ships in it.
+  removes ``{solution}`` blocks and the hidden ``solution-values`` cells from the
+  notebook and source copies the theme publishes under ``_sources/`` for download, so
+  no solution text ships in it; and drops every ``:::{container} instructor-only``
+  block from the pages and the downloads (text that speaks of what only the
+  instructor edition has: solution notebooks, the instructors' page).
 
 This is build plumbing, not course content: it is not part of the ``utils`` package
 the chapters import.
@@ -101,6 +104,28 @@ def add_static(app):
     app.config.html_static_path.append(str(STATIC))
 
 
+#: Class of a ``{container}`` block that only the instructor edition shows.
+INSTRUCTOR_ONLY = "instructor-only"
+_INSTRUCTOR_BLOCK = re.compile(r"^(?P<fence>:{3,})\{container\} " + INSTRUCTOR_ONLY + r"[ \t]*\n.*?^(?P=fence)[ \t]*(?:\n|$)",
+                               re.M | re.S)
+
+
+def drop_instructor_only(app, doctree):
+    """Student edition: remove every node of class ``instructor-only`` before references resolve."""
+    if not getattr(app.config, "hide_solutions", False):
+        return
+    from docutils import nodes
+
+    for node in list(doctree.findall(nodes.Element)):
+        if INSTRUCTOR_ONLY in node.get("classes", []) and node.parent is not None:
+            node.parent.remove(node)
+
+
+def strip_instructor_only(text: str) -> str:
+    """Remove every ``:::{container} instructor-only`` block from MyST text."""
+    return _INSTRUCTOR_BLOCK.sub("", text)
+
+
 def strip_solutions(text: str) -> str:
     """Remove every ``{solution}`` block (backtick or colon fenced) from MyST text."""
     out, fence = [], None
@@ -116,17 +141,36 @@ def strip_solutions(text: str) -> str:
     return "".join(out)
 
 
+#: Tag of a hidden code cell that computes the values worked solutions quote. The
+#: student edition drops such cells from its downloadable notebooks and sources,
+#: code and outputs: their code would compute the answers.
+SOLUTION_VALUES = "solution-values"
+_VALUES_CELL = re.compile(r"^(?P<fence>`{3,})\{code-cell\}[^\n]*\n(?::[^\n]*\n)*?:tags: \[[^\]\n]*"
+                          + SOLUTION_VALUES + r"[^\]\n]*\][^\n]*\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
+
+
+def strip_solution_values(text: str) -> str:
+    """Remove every code cell tagged ``solution-values`` from MyST text."""
+    return _VALUES_CELL.sub("", text)
+
+
 def _strip_notebook(path: pathlib.Path) -> None:
     nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = []
     for cell in nb.get("cells", []):
+        if SOLUTION_VALUES in cell.get("metadata", {}).get("tags", []):
+            continue
         if cell.get("cell_type") == "markdown":
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            cell["source"] = strip_solutions(src)
+            cell["source"] = strip_instructor_only(strip_solutions(src))
+        cells.append(cell)
+    nb["cells"] = cells
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def strip_published_sources(app, exception):
-    """Student edition: take solution blocks out of the downloadable copies in ``_sources``."""
+    """Student edition: take solution blocks and ``solution-values`` cells out of the
+    downloadable copies in ``_sources``."""
     if exception is not None or not getattr(app.config, "hide_solutions", False) or app.builder.format != "html":
         return
     sources = pathlib.Path(app.outdir) / "_sources"
@@ -134,7 +178,8 @@ def strip_published_sources(app, exception):
         if path.suffix == ".ipynb":
             _strip_notebook(path)
         elif path.suffix in (".md", ".txt"):
-            path.write_text(strip_solutions(path.read_text(encoding="utf-8")), encoding="utf-8")
+            text = strip_solution_values(path.read_text(encoding="utf-8"))
+            path.write_text(strip_instructor_only(strip_solutions(text)), encoding="utf-8")
 
 
 def setup(app):
@@ -146,4 +191,5 @@ def setup(app):
     # The theme fills the launch menu at priority 501; add Kaggle after it.
     app.connect("html-page-context", add_kaggle_button, priority=502)
     app.connect("build-finished", strip_published_sources)
+    app.connect("doctree-read", drop_instructor_only)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -6,8 +6,8 @@
   chapter's ``{solution}`` dropdowns are shown and the solution notebooks are in
   the table of contents. Output: ``_build/html``.
 * **student**: the same book with sphinx-exercise's ``hide_solutions: true`` (the
-  ``{solution}`` blocks are dropped when the pages are read) and without the
-  ``solutions/`` pages. Its ``_config.yml`` and ``_toc.yml`` are generated from the
+  ``{solution}`` blocks and ``instructor-only`` containers are dropped when the pages
+  are read) and without the ``solutions/`` pages and the instructors' page. Its ``_config.yml`` and ``_toc.yml`` are generated from the
   instructor ones into the output folder, so there is nothing extra to keep in
   sync. Output: ``_build/student/_build/html``.
 
@@ -33,6 +33,8 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EDITIONS = ("instructor", "student")
+#: Pages of the instructor edition only (besides solutions/).
+INSTRUCTOR_PAGES = ("chapters/instructors",)
 FLAGS = ["-W", "-n", "--keep-going"]
 
 
@@ -64,12 +66,13 @@ def student_config(config: dict) -> dict:
 
 
 def student_toc(toc: dict) -> dict:
-    """The instructor ``_toc.yml`` without any ``solutions/`` page (and without emptied parts)."""
+    """The instructor ``_toc.yml`` without any ``solutions/`` page, without the instructors'
+    page (``INSTRUCTOR_PAGES``), and without the parts this empties."""
 
     def keep(entries):
         out = []
         for e in entries:
-            if str(e.get("file", "")).startswith("solutions/"):
+            if str(e.get("file", "")).startswith("solutions/") or e.get("file") in INSTRUCTOR_PAGES:
                 continue
             e = dict(e)
             for key in ("sections", "chapters"):

@@ -1,13 +1,22 @@
 """Answer checkers for the exercises at the end of each chapter.
 
 A learner writes an answer in an exercise cell and calls ``check("2.1", answer)``.
-The checker prints what is right or exactly what is wrong (type, shape, which
-position holds which wrong value) and returns True or False. Leaving the
-placeholder ``...`` in place prints what kind of answer is expected.
+The checker prints whether it is right and, when it is not, what is wrong **in kind**,
+without ever telling the right answer: the type, the shape or the dtype is not the one
+asked for; the answer is NaN or zero everywhere; its sign is flipped; it is the right
+answer times a constant factor or transposed; or it is the answer that a known mistake
+gives (each exercise registers its likely mistakes, computed by the course's code, with
+a message naming the mistake). Otherwise it says the answer is not within the
+exercise's stated precision, and gives the hint. The feedback never states the expected
+value, the difference from it, or which elements of a tensor are right, so a few tries
+cannot recover the answer; for an answer made of several separate quantities (a tuple
+or a dict) it says which of them is wrong. Leaving the placeholder ``...`` in place
+prints what kind of answer is expected and how precise it must be.
 
-Expected answers are computed by the course's own code (``utils``) when the
-checker runs; none is typed in. Each chapter registers its exercises in a
-module ``chNN.py`` of this package, found automatically.
+Expected answers and mistakes are computed by the course's own code (``utils``) when the
+checker runs; none is typed in. Each chapter registers its exercises in a module
+``chNN.py`` of this package, found automatically. How to add an exercise: see the
+instructors' page of the book (``chapters/instructors.md``).
 """
 
 from __future__ import annotations
@@ -18,36 +27,100 @@ import numbers
 import pkgutil
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["Verdict", "Exercise", "register", "check", "compare", "EXERCISES"]
+__all__ = ["Verdict", "Exercise", "Mistake", "register", "mistake", "check", "diagnose", "EXERCISES"]
+
+
+@dataclass
+class Mistake:
+    """A likely mistake of an exercise: ``answer()`` computes the wrong answer it gives."""
+
+    answer: Callable[[], Any]
+    message: str
 
 
 @dataclass
 class Exercise:
-    """One checkable exercise: ``expected()`` computes the right answer."""
+    """One checkable exercise: ``expected()`` computes the right answer.
+
+    ``atol`` is the absolute tolerance on every number of the answer; ``precision`` says
+    it in words (for example "to 4 decimals"; empty for an exact answer), and the
+    checker quotes it.
+    """
 
     id: str
     prompt: str
     expected: Callable[[], Any]
-    atol: float = 1e-4
+    atol: float = 0.0
     hint: str = ""
+    precision: str = ""
+    mistakes: list[Mistake] = field(default_factory=list)
 
 
 EXERCISES: dict[str, Exercise] = {}
 
 
-def register(id: str, prompt: str, atol: float = 1e-4, hint: str = ""):
-    """Decorator: register the function that computes exercise ``id``'s answer."""
+def register(id: str, prompt: str, decimals: int | None = None, atol: float | None = None, hint: str = ""):
+    """Decorator: register the function that computes exercise ``id``'s answer.
+
+    Args:
+        id: "chapter.number", for example "2.1".
+        prompt: what to compute and in which form (type, shape).
+        decimals: the answer is asked to this many decimal places. The tolerance is
+            0.6 x 10^-decimals, so an answer rounded to that many decimals (off by at
+            most 0.5 x 10^-decimals) is accepted.
+        atol: an explicit absolute tolerance instead (for answers estimated by
+            sampling); the precision is then stated as "within atol".
+        hint: shown after a wrong answer that no registered mistake explains.
+        With neither ``decimals`` nor ``atol`` the answer must be exact (ints,
+        strings, bools, tuples of ints).
+
+    Raises:
+        ValueError: the id is registered twice; both ``decimals`` and ``atol`` given;
+            ``decimals`` is not an int from 0 to 12; ``atol`` is not positive.
+    """
+    if decimals is not None and atol is not None:
+        raise ValueError(f"exercise {id!r}: give decimals or atol, not both")
+    if decimals is not None:
+        if not isinstance(decimals, int) or isinstance(decimals, bool) or not 0 <= decimals <= 12:
+            raise ValueError(f"exercise {id!r}: decimals must be an int from 0 to 12, got {decimals!r}")
+        tol, precision = 0.6 * 10.0**-decimals, f"to {decimals} decimal{'s' if decimals != 1 else ''}"
+    elif atol is not None:
+        if not isinstance(atol, (int, float)) or isinstance(atol, bool) or not atol > 0:
+            raise ValueError(f"exercise {id!r}: atol must be a positive number, got {atol!r}")
+        tol, precision = float(atol), f"within {atol:g}"
+    else:
+        tol, precision = 0.0, ""
 
     def wrap(fn):
         if id in EXERCISES:
             raise ValueError(f"exercise {id!r} is registered twice")
-        EXERCISES[id] = Exercise(id, prompt, fn, atol, hint)
+        EXERCISES[id] = Exercise(id, prompt, fn, tol, hint, precision)
+        return fn
+
+    return wrap
+
+
+def mistake(id: str, message: str):
+    """Decorator: register a function that computes the answer a likely mistake gives.
+
+    ``message`` names the mistake in the learner's terms, for example "these are the
+    weights without the division by sqrt(d_k)". It must not state the right answer.
+    Register the exercise first.
+
+    Raises:
+        KeyError: exercise ``id`` is not registered (yet).
+    """
+
+    def wrap(fn):
+        if id not in EXERCISES:
+            raise KeyError(f"register exercise {id!r} before its mistakes")
+        EXERCISES[id].mistakes.append(Mistake(fn, message))
         return fn
 
     return wrap
@@ -59,7 +132,7 @@ def _a(word: str) -> str:
 
 
 def _describe(x, value: bool = True) -> str:
-    """Say what ``x`` is: type and shape, and with ``value`` the value of a scalar."""
+    """Say what ``x`` is: type and shape, and with ``value`` the value of a scalar (the learner's own)."""
     if isinstance(x, torch.Tensor):
         if x.is_floating_point():  # any float dtype is accepted, so name none
             return f"a floating-point torch.Tensor of shape {tuple(x.shape)}"
@@ -71,84 +144,159 @@ def _describe(x, value: bool = True) -> str:
     return _a(type(x).__name__) + (f" ({x!r})" if value else "")
 
 
-def compare(answer, expected, atol: float = 1e-4, path: str = "answer") -> str | None:
-    """Return None if ``answer`` matches ``expected``, else a sentence saying what differs.
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
-    Numbers compare within ``atol``; tensors and arrays compare shape, then
-    values (reporting the first wrong position); strings, bools and ints
-    compare exactly; lists, tuples and dicts compare item by item.
+
+def _as_float_tensor(x) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().to(torch.float64)
+    return torch.as_tensor(np.asarray(x), dtype=torch.float64)
+
+
+def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
+    """(answer made comparable, None) if ``answer`` has the kind of ``expected``; else (None, message).
+
+    The kind is the type, the shape, the float/int dtype, the length and the keys; a
+    NaN is reported too. The message never mentions the expected value.
     """
     if isinstance(expected, (bool, str)):
         if type(answer) is not type(expected):
-            return f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
-        if answer != expected:
-            return f"{path} is {answer!r}, which is not right"
-        return None
+            return None, f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
+        return answer, None
     if isinstance(expected, (torch.Tensor, np.ndarray)):
         if not isinstance(answer, (torch.Tensor, np.ndarray)):
-            return f"{path} should be {_describe(expected)}, got {_describe(answer)}"
+            return None, f"{path} should be {_describe(expected)}, got {_describe(answer)}"
+
         def floating(t):
             return t.is_floating_point() if isinstance(t, torch.Tensor) else np.issubdtype(t.dtype, np.floating)
         if floating(expected) and not floating(answer):
-            return f"{path} should be {_describe(expected)}, got integers ({_describe(answer)}); use floats"
-        a = torch.as_tensor(np.asarray(answer.detach().cpu() if isinstance(answer, torch.Tensor) else answer), dtype=torch.float64)
-        e = torch.as_tensor(np.asarray(expected.detach().cpu() if isinstance(expected, torch.Tensor) else expected), dtype=torch.float64)
-        if a.shape != e.shape:
-            return f"{path} has shape {tuple(a.shape)}, expected shape {tuple(e.shape)}"
+            return None, f"{path} should be {_describe(expected)}, got integers ({_describe(answer)}); use floats"
+        a = _as_float_tensor(answer)
+        if tuple(a.shape) != tuple(expected.shape):
+            return None, f"{path} has shape {tuple(a.shape)}, expected shape {tuple(expected.shape)}"
         if torch.isnan(a).any():
-            where = tuple(int(i) for i in torch.nonzero(torch.isnan(a))[0])
-            return f"{path} contains NaN, first at position {where}"
-        bad = (a - e).abs() > atol
-        if bad.any():
-            where = tuple(int(i) for i in torch.nonzero(bad)[0])
-            return (f"{path} has {int(bad.sum())} wrong value(s); first at position {where}: "
-                    f"got {a[where].item():.6g}, expected {e[where].item():.6g}")
-        return None
-    if isinstance(expected, numbers.Integral):
-        if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
-            if isinstance(answer, float) and answer == int(answer):
-                answer = int(answer)
-            else:
-                return f"{path} should be an int, got {_describe(answer)}"
-        if answer != expected:
-            return f"{path} is {answer}, which is not right (off by {answer - expected:+d})"
-        return None
+            return None, f"{path} contains NaN"
+        return a, None
+    if _is_int(expected):
+        if _is_int(answer):
+            return int(answer), None
+        if isinstance(answer, float) and answer.is_integer():
+            return int(answer), None
+        return None, f"{path} should be an int, got {_describe(answer)}"
     if isinstance(expected, numbers.Real):
+        if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+            answer = answer.item()
         if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-            if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-                answer = answer.item()
-            else:
-                return f"{path} should be a number, got {_describe(answer)}"
+            return None, f"{path} should be a number, got {_describe(answer)}"
         if math.isnan(answer):
-            return f"{path} is NaN, expected a number"
-        if abs(answer - expected) > atol:
-            return f"{path} is {answer:.6g}, which is not within {atol:g} of the right value"
-        return None
+            return None, f"{path} is NaN, expected a number"
+        return float(answer), None
     if isinstance(expected, dict):
         if not isinstance(answer, dict):
-            return f"{path} should be {_a('dict')}, got {_describe(answer)}"
+            return None, f"{path} should be {_a('dict')}, got {_describe(answer)}"
         missing = [k for k in expected if k not in answer]
         if missing:
-            return f"{path} is missing the key(s) {missing}"
+            return None, f"{path} is missing the key(s) {missing}"
         extra = [k for k in answer if k not in expected]
         if extra:
-            return f"{path} has unexpected key(s) {extra}"
+            return None, f"{path} has unexpected key(s) {extra}"
+        out = {}
         for k in expected:
-            msg = compare(answer[k], expected[k], atol, f"{path}[{k!r}]")
+            out[k], msg = _kind(answer[k], expected[k], f"{path}[{k!r}]")
             if msg:
-                return msg
-        return None
+                return None, msg
+        return out, None
     if isinstance(expected, (list, tuple)):
         if not isinstance(answer, (list, tuple)):
-            return f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
+            return None, f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
         if len(answer) != len(expected):
-            return f"{path} has {len(answer)} items, expected {len(expected)}"
+            return None, f"{path} has {len(answer)} items, expected {len(expected)}"
+        out = []
         for i, (a, e) in enumerate(zip(answer, expected)):
-            msg = compare(a, e, atol, f"{path}[{i}]")
+            item, msg = _kind(a, e, f"{path}[{i}]")
             if msg:
-                return msg
-        return None
+                return None, msg
+            out.append(item)
+        return out, None
     raise TypeError(f"cannot compare expected answers of type {type(expected).__name__}")
+
+
+def _close(a, e, atol: float) -> bool:
+    """Whether the comparable answer ``a`` (from ``_kind``) equals ``e`` within ``atol``."""
+    if isinstance(e, (bool, str)) or _is_int(e):
+        return a == e
+    if isinstance(e, (torch.Tensor, np.ndarray)):
+        return bool(((a - _as_float_tensor(e)).abs() <= atol).all())
+    if isinstance(e, numbers.Real):
+        return abs(a - float(e)) <= atol
+    if isinstance(e, dict):
+        return all(_close(a[k], e[k], atol) for k in e)
+    return all(_close(x, y, atol) for x, y in zip(a, e))
+
+
+def _generic(a, e, atol: float) -> str | None:
+    """A wrong answer's kind of error that needs no registered mistake, or None."""
+    if isinstance(e, (bool, str)) or _is_int(e) or isinstance(e, (dict, list, tuple)):
+        return None
+    t = a if isinstance(a, torch.Tensor) else torch.tensor([a], dtype=torch.float64)
+    x = _as_float_tensor(e) if isinstance(e, (torch.Tensor, np.ndarray)) else torch.tensor([float(e)], dtype=torch.float64)
+    if bool((t == 0).all()) and not bool((x.abs() <= atol).all()):
+        return "is zero everywhere"
+    if bool(((t + x).abs() <= atol).all()):
+        return "has the wrong sign"
+    if t.dim() == 2 and t.shape[0] == t.shape[1] and bool(((t.T - x).abs() <= atol).all()):
+        return "is transposed: rows and columns are swapped"
+    nonzero = x.abs() > 10 * atol
+    if int(nonzero.sum()) >= 2 and bool((t[~nonzero].abs() <= atol).all()):
+        ratio = t[nonzero] / x[nonzero]
+        r = ratio.mean()
+        if abs(r - 1) > 1e-3 and bool(((ratio - r).abs() <= 1e-3 * r.abs()).all()):
+            return ("is the right answer times a constant factor: look for a scaling "
+                    "that is missing or extra (a square root, a mean instead of a sum, a count)")
+    return None
+
+
+def diagnose(answer, ex: Exercise) -> str | None:
+    """None if ``answer`` is right for exercise ``ex``, else what is wrong in kind.
+
+    The order: the kind (type, shape, dtype, length, keys, NaN); right within the
+    tolerance; a registered mistake; for a tuple or a dict, which item is wrong; zero,
+    a flipped sign, a transposition or a constant factor; else "not within the
+    precision". The expected value is never part of the message.
+    """
+    with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
+        expected = ex.expected()
+        a, msg = _kind(answer, expected)
+        if msg:
+            return msg
+        if _close(a, expected, ex.atol):
+            return None
+        wrongs = []  # (comparable wrong answer, message) of each registered mistake
+        for m in ex.mistakes:
+            w, wrong_kind = _kind(m.answer(), expected)
+            if wrong_kind is None and not _close(w, expected, ex.atol):
+                wrongs.append((w, m.message))
+    for w, message in wrongs:
+        if _close(a, w, ex.atol):
+            return message
+    if isinstance(expected, (list, tuple, dict)):
+        keys = list(expected) if isinstance(expected, dict) else range(len(expected))
+        bad = [k for k in keys if not _close(a[k], expected[k], ex.atol)]
+        label = lambda k: f"answer[{k!r}]" if isinstance(expected, dict) else f"answer[{k}]"  # noqa: E731
+        parts = []
+        for k in bad:  # one item may carry a registered mistake on its own
+            named = next((message for w, message in wrongs
+                          if not _close(w[k], expected[k], ex.atol) and _close(a[k], w[k], ex.atol)), None)
+            kind = _generic(a[k], expected[k], ex.atol)
+            parts.append(f"{label(k)}: {named}" if named else f"{label(k)} {kind}" if kind else f"{label(k)} {_not_right(ex)}")
+        return "; ".join(parts)
+    kind = _generic(a, expected, ex.atol)
+    return f"answer {kind}" if kind else f"answer {_not_right(ex)}"
+
+
+def _not_right(ex: Exercise) -> str:
+    return f"is not right {ex.precision}" if ex.precision else "is not right"
 
 
 def _load_all() -> None:
@@ -188,24 +336,31 @@ def check(id: str, answer) -> Verdict:
     """Check the answer to exercise ``id`` (for example ``"2.1"``); print and return the verdict.
 
     Returns a ``Verdict``, true when the answer is right (``assert check(...)``
-    works in solution notebooks).
+    works in solution notebooks). The printed feedback says what is wrong in kind and
+    never the right answer (see the module's docstring).
 
     Raises:
         KeyError: no exercise has that id (the message lists the known ids).
+        TypeError: ``id`` is not a string such as "2.1".
     """
+    if not isinstance(id, str):
+        raise TypeError(f"the exercise id must be a string such as \"2.1\", got {_describe(id)}")
     _load_all()
     if id not in EXERCISES:
         raise KeyError(f"no exercise {id!r}; known exercises: {sorted(EXERCISES)}")
     ex = EXERCISES[id]
-    with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
-        expected = ex.expected()
     if answer is ...:
+        with torch.random.fork_rng(devices=[]):
+            expected = ex.expected()
+        precision = f", {ex.precision}" if ex.precision else ""
         _say(f"Exercise {id}: not answered yet. {ex.prompt} "
-             f"Expected {_describe(expected, value=False)}.")
+             f"Expected {_describe(expected, value=False)}{precision}.")
         return Verdict(False)
-    msg = compare(answer, expected, ex.atol)
+    msg = diagnose(answer, ex)
     if msg is None:
         _say(f"Exercise {id}: correct.")
         return Verdict(True)
-    _say(f"Exercise {id}: not yet. {msg[0].upper() + msg[1:]}." + (f" Hint: {ex.hint}" if ex.hint else ""))
+    named = any(m.message in msg for m in ex.mistakes)  # a named mistake says enough
+    hint = f" Hint: {ex.hint}" if ex.hint and not named else ""
+    _say(f"Exercise {id}: not yet. {msg[0].upper() + msg[1:]}.{hint}")
     return Verdict(False)
