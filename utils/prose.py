@@ -22,3 +22,21 @@ def glue(name: str, value, display: bool = False) -> None:
     except ImportError:
         return
     myst_glue(name, value, display=display)
+
+
+_SPELLED = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+            "sixteen seventeen eighteen nineteen twenty").split()
+
+
+def spelled(n: int) -> str:
+    """A count as prose writes it: 'two' for 2 (zero to twenty), '1,700' above.
+
+    Raises:
+        TypeError: ``n`` is not an int.
+        ValueError: ``n`` is negative.
+    """
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"a count must be an int, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"a count must be >= 0, got {n}")
+    return _SPELLED[n] if n < len(_SPELLED) else f"{n:,}"
