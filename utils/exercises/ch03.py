@@ -110,8 +110,8 @@ def _ex_3_3_multiplied():
     "3.4",
     prompt="How many trainable parameters, biases included, does one MultiHeadAttention with "
     "d_model = 96 and h = 8 hold? An int.",
-    hint="Four nn.Linear(d_model, d_model): each has a d_model x d_model weight and a bias of "
-    "d_model; h does not enter.",
+    hint="Count the weights and the biases of the four projections W^Q, W^K, W^V and W^O; "
+    "does h change their sizes?",
 )
 def _ex_3_4():
     return count_parameters(MultiHeadAttention(96, 8))
