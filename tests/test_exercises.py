@@ -159,7 +159,7 @@ def test_check_placeholder_for_a_tensor_gives_its_shape(capsys):
     assert not check("2.1", ...)
     out = capsys.readouterr().out
     assert out.startswith("Exercise 2.1: not answered yet.")
-    assert " ".join(out.split()).endswith("Expected a floating-point torch.Tensor of shape (3,).")
+    assert " ".join(out.split()).endswith("Expected a floating-point torch.Tensor of shape (3,), to 4 decimals.")
 
 
 def test_check_unknown_id_lists_the_known_ones():
@@ -196,17 +196,19 @@ def test_chapter_exercises_are_registered_and_accept_their_own_answer(ex_id, cap
 
 def test_chapter_2_expected_answers_match_hand_computation():
     e = math.e
-    assert EXERCISES["2.1"].expected().tolist() == pytest.approx([e / (2 * e + e**2)] * 2 + [e**2 / (2 * e + e**2)], abs=1e-6)
-    w = 1 / (1 + math.exp(1 / math.sqrt(2)))  # query 2 under the causal mask: weights w, 1 - w
-    assert EXERCISES["2.2"].expected().tolist() == pytest.approx([w, 2 * (1 - w)], abs=1e-6)
+    # 2.1: query 1 = [0, 1] without the division: raw scores [0, 1, 1]
+    assert EXERCISES["2.1"].expected().tolist() == pytest.approx([1 / (1 + 2 * e), e / (1 + 2 * e), e / (1 + 2 * e)], abs=1e-6)
+    # 2.2: query 2 with key 0 hidden: weights w, 1 - w on keys 1 and 2, w = 1 / (1 + e^(1/sqrt 2))
+    w = 1 / (1 + math.exp(1 / math.sqrt(2)))
+    assert EXERCISES["2.2"].expected().tolist() == pytest.approx([3 * (1 - w), 2 * w + (1 - w)], abs=1e-6)
     assert EXERCISES["2.3"].expected() == (16, 1.0)
 
 
 def test_chapter_3_expected_answers_match_formulas():
     assert EXERCISES["3.1"].expected() == 4 * 1024**2
-    assert EXERCISES["3.2"].expected() == (2, 4, 6, 5)
+    assert EXERCISES["3.2"].expected() == (3, 8, 6, 5)
     assert EXERCISES["3.3"].expected() == 512 // 16
-    assert EXERCISES["3.4"].expected() == 4 * (64 * 64 + 64)
+    assert EXERCISES["3.4"].expected() == 4 * (96 * 96 + 96)
 
 
 def test_integer_tensor_for_a_float_answer_says_so():

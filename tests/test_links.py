@@ -27,7 +27,8 @@ def test_repository_url_is_a_github_repository():
 
 def test_every_chapter_is_a_notebook_page():
     # Plain pages without code: the start page, the bibliography and the instructors' page.
-    chapters = [n for n in toc_files() if n.startswith("chapters/") and n not in ("chapters/index", "chapters/references", "chapters/instructors")]
+    plain = ("chapters/index", "chapters/references", "chapters/instructors")
+    chapters = [n for n in toc_files() if n.startswith("chapters/") and n not in plain]
     missing = [n for n in chapters if n not in notebook_pages()]
     assert chapters and not missing, f"chapters without a paired .ipynb (no Colab/Kaggle link possible): {missing}"
 

@@ -21,7 +21,7 @@ import re
 
 import pytest
 from bookbuild import STUDENT_HTML
-from notebooks import ROOT, paired_markdown, read
+from notebooks import paired_markdown, read
 from test_checkers import _numbers, forms
 
 from utils.exercises import EXERCISES, _load_all
@@ -116,7 +116,7 @@ def test_solution_values_cells_glue_only_what_solutions_quote(md):
         if cell.cell_type != "code":
             continue
         tagged = "solution-values" in cell.metadata.get("tags", [])
-        names = {n for n in GLUE_DEF.findall(cell.source)}
+        names = set(GLUE_DEF.findall(cell.source))
         if tagged:
             assert "remove-cell" in cell.metadata.get("tags", []), f"{md.name}: a solution-values cell must be hidden"
             shown = {n for n in names if "{" not in n} & elsewhere
