@@ -153,6 +153,11 @@ def test_ship_passes_over_other_files_and_names_a_bad_checkpoint(tmp_path):
     with pytest.raises(ValueError) as err:
         g2p.ship(work, tmp_path / "out", keep_last=2)
     _assert_names_the_file(err, work / "step3.pt", "a checkpoint saved by train_g2p (a state_dict")
+    torch.save({"w": torch.ones(2)}, work / "step3.pt")
+    (work / "log.jsonl").write_bytes(b"\x80 not a log")
+    with pytest.raises(ValueError) as err:
+        g2p.ship(work, tmp_path / "out", keep_last=2)
+    _assert_names_the_file(err, work / "log.jsonl", "is not a G2P training log")
 
 
 # ---------------------------------------------------------------- JSON files

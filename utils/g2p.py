@@ -659,6 +659,7 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     if len(steps) < keep_last:
         raise FileNotFoundError(f"need {keep_last} checkpoints in {workdir}, found steps {steps}")
     last = steps[-keep_last:]
+    read_log(workdir / "log.jsonl")  # shipped beside the weights: a readable log, or an error that names it
     states = [_load_weights(workdir / f"step{s}.pt") for s in last]
     out.mkdir(parents=True, exist_ok=True)
     half = lambda sd: {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}  # noqa: E731
