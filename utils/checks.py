@@ -20,12 +20,22 @@ by the batch) when q_len differs from the batch size; ``mask[None, None]`` says
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 
+import numpy as np
 import torch
 from torch import nn
 
 _INT_DTYPES = (torch.int64, torch.int32)
+
+
+def is_int(x) -> bool:
+    """True for an integer: a Python int or a NumPy integer scalar such as ``np.int64(5)``.
+
+    Bools are not ints here (Python counts ``True`` as 1), nor are floats, even ``5.0``.
+    """
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 def check_tensor(x, name: str, ndim_min: int = 1, floating: bool = True) -> None:
@@ -150,14 +160,14 @@ def check_mask(mask, scores_shape) -> None:
 
 
 def check_positive_int(**values) -> None:
-    """Raise unless every keyword's value is an int >= 1 (bools are refused).
+    """Raise unless every keyword's value is an int >= 1 (Python's or NumPy's; bools are refused).
 
     Raises:
         TypeError: a value is not an int (or is a bool).
         ValueError: a value is below 1.
     """
     for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not is_int(value):
             raise TypeError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
         if value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -170,7 +180,7 @@ def check_probability(p, name: str = "p_drop") -> None:
         TypeError: ``p`` is not a number.
         ValueError: ``p`` is NaN or outside [0, 1).
     """
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"{name} must be a number in [0, 1), got {type(p).__name__} {p!r}")
     if not (0.0 <= p < 1.0) or math.isnan(p):
         raise ValueError(f"{name} must lie in [0, 1), got {p!r}")
@@ -189,7 +199,7 @@ def check_model_config(vocab_size, d_model, h, d_ff, N, p_drop, max_len, pad_id)
     if d_model % h != 0:
         raise ValueError(f"h={h} must divide d_model={d_model}")
     check_probability(p_drop)
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
+    if not is_int(pad_id) or not 0 <= pad_id < vocab_size:
         raise ValueError(f"pad_id must be a token id in 0..{vocab_size - 1}, got {pad_id!r}")
 
 
@@ -247,32 +257,50 @@ def check_width(x, d_model: int, name: str = "x") -> None:
 
 
 def check_token_id(**values) -> None:
-    """Raise unless every keyword's value is a token id: an int >= 0 (bools are refused).
+    """Raise unless every keyword's value is a token id: an int >= 0 (Python's or NumPy's; bools are refused).
 
     Raises:
         TypeError: a value is not an int (or is a bool).
         ValueError: a value is negative.
     """
     for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not is_int(value):
             raise TypeError(f"{name} must be a token id (an int >= 0), got {type(value).__name__} {value!r}")
         if value < 0:
             raise ValueError(f"{name} must be a token id (an int >= 0), got {value!r}")
 
 
 def check_id_sequence(ids, name: str = "ids") -> None:
-    """Raise unless ``ids`` is one sequence of token ids: a list (or other iterable) or a 1-D tensor.
+    """Raise unless ``ids`` is one sequence of token ids: a list (or other iterable), a 1-D
+    tensor or a 1-D NumPy array.
 
     Raises:
         TypeError: ``ids`` is a single number, a string, or not iterable.
-        ValueError: ``ids`` is a tensor that is not 1-D.
+        ValueError: ``ids`` is a tensor or array that is not 1-D.
     """
-    if isinstance(ids, torch.Tensor):
-        if ids.dim() != 1:
-            raise ValueError(f"{name} must be a 1-D tensor or a list of token ids, got a tensor of shape {tuple(ids.shape)}")
+    if isinstance(ids, (torch.Tensor, np.ndarray)):
+        if ids.ndim != 1:
+            kind = "tensor" if isinstance(ids, torch.Tensor) else "NumPy array"
+            raise ValueError(f"{name} must be a 1-D tensor or a list of token ids, got a {kind} of shape {tuple(ids.shape)}")
     elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
         raise TypeError(f"{name} must be a list or 1-D tensor of token ids such as [5, 3, 4], "
                         f"got {type(ids).__name__} {ids!r}")
+
+
+def id_list(ids, name: str = "ids") -> list:
+    """One sequence of token ids as a list, its NumPy integers (``np.int64(5)``) made Python ints.
+
+    Takes a list or tuple (or other iterable), a 1-D tensor or a 1-D NumPy array. The
+    elements are not checked further: the caller, who knows the vocabulary, refuses
+    what is not a token id (a bool, a float, an id out of range).
+
+    Raises:
+        TypeError: ``ids`` is a single number, a string, or not iterable.
+        ValueError: ``ids`` is a tensor or array that is not 1-D.
+    """
+    check_id_sequence(ids, name)
+    items = ids.tolist() if isinstance(ids, (torch.Tensor, np.ndarray)) else list(ids)
+    return [int(i) if is_int(i) else i for i in items]
 
 
 def check_module(module, name: str = "module") -> None:

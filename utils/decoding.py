@@ -3,11 +3,13 @@ penalty, and checkpoint averaging (paper section 6.1)."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import NamedTuple
 
 import torch
 
+from .checks import is_int
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, target_mask
 
 
@@ -66,19 +68,22 @@ def _check_state_dicts(state_dicts):
 
 
 def _check_beam(beam_size, alpha, max_len):
-    if not isinstance(beam_size, int) or isinstance(beam_size, bool) or beam_size < 1:
+    if not is_int(beam_size) or beam_size < 1:
         raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}")
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
-        raise ValueError(f"alpha must be a number >= 0 (0 = no length penalty), got {alpha!r}")
-    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
+    _check_alpha(alpha)
+    if not is_int(max_len) or max_len < 1:
         raise ValueError(f"max_len must be an int >= 1, got {max_len!r}")
 
 
-def _check_length(length, alpha):
-    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
-        raise ValueError(f"length must be an int >= 0 (a number of tokens), got {length!r}")
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
+def _check_alpha(alpha):
+    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not alpha >= 0:
         raise ValueError(f"alpha must be a number >= 0 (0 = no length penalty), got {alpha!r}")
+
+
+def _check_length(length, alpha):
+    if not is_int(length) or length < 0:
+        raise ValueError(f"length must be an int >= 0 (a number of tokens), got {length!r}")
+    _check_alpha(alpha)
 
 
 def greedy_decode(model, src, max_len=None, return_probs=False):
@@ -225,7 +230,7 @@ def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=Tru
     """
     _check_src(src, batch_of_one=True)
     _check_model(model)
-    if not isinstance(max_extra, int) or isinstance(max_extra, bool) or max_extra < 0:
+    if not is_int(max_extra) or max_extra < 0:
         raise ValueError(f"max_extra must be an int >= 0, got {max_extra!r}")
     src_mask = padding_mask(src, model.pad_id)
     with torch.no_grad():

@@ -8,7 +8,7 @@ import math
 import torch
 from torch import nn
 
-from .checks import check_id_sequence, check_positive_int
+from .checks import check_positive_int, id_list, is_int
 from .masks import BOS_ID, EOS_ID, PAD_ID
 
 
@@ -58,7 +58,7 @@ def positional_encoding(max_len: int, d_model: int):
             or either argument is not a positive int.
     """
     for name, value in (("max_len", max_len), ("d_model", d_model)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not is_int(value) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if d_model % 2 != 0:
         raise ValueError(
@@ -82,8 +82,10 @@ class Tokenizer:
     Raises:
         TypeError: ``encode`` gets something other than a string.
         ValueError: a character is not one of the letters a..j (spaces are ignored).
-        TypeError: ``decode`` gets something other than a list or 1-D tensor of ids.
-        ValueError: ``decode`` gets an id outside 0..12.
+        TypeError: ``decode`` gets something other than a list, 1-D tensor or 1-D
+            NumPy array of ids.
+        ValueError: ``decode`` gets an id that is not an int in 0..12 (NumPy
+            integers are ints; bools and floats are not).
     """
 
     specials = ["<pad>", "<s>", "</s>"]
@@ -115,11 +117,10 @@ class Tokenizer:
 
     def decode(self, ids, strip: bool = True) -> str:
         """[5, 3, 4, 7, 6] -> 'c a b e d'. With ``strip``, stops at ``</s>`` and drops ``<s>``/``<pad>``."""
-        check_id_sequence(ids)
-        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+        ids = id_list(ids)  # a list, from a list, a 1-D tensor or a 1-D NumPy array; np.int64(5) -> 5
         out = []
         for i in ids:
-            if not isinstance(i, int) or not 0 <= i < len(self.itos):
+            if not is_int(i) or not 0 <= i < len(self.itos):
                 raise ValueError(f"token id must be an int in 0..{len(self.itos) - 1}, got {i!r}")
             if strip and i == EOS_ID:
                 break

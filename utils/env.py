@@ -6,6 +6,8 @@ import random
 import numpy as np
 import torch
 
+from .checks import is_int
+
 #: Thread count used everywhere in the course. One thread makes every reduction
 #: run in the same order on any machine, so printed numbers are reproducible.
 THREADS = 1
@@ -15,17 +17,18 @@ def set_seed(seed: int = 0, threads: int = THREADS) -> None:
     """Seed Python, NumPy and PyTorch, and fix PyTorch's CPU thread count.
 
     Args:
-        seed: a non-negative integer.
+        seed: a non-negative integer (a Python int or a NumPy integer).
         threads: number of intra-op CPU threads for PyTorch (default 1).
 
     Raises:
-        TypeError: if ``seed`` or ``threads`` is not an int.
+        TypeError: if ``seed`` or ``threads`` is not an int (bools and floats are not).
         ValueError: if ``seed`` is outside 0..2**32 - 1 or ``threads`` is below 1.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if not isinstance(threads, int) or isinstance(threads, bool):
-        raise TypeError(f"threads must be an int, got {type(threads).__name__}")
+    if not is_int(seed):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    if not is_int(threads):
+        raise TypeError(f"threads must be an int, got {type(threads).__name__} {threads!r}")
+    seed, threads = int(seed), int(threads)  # Python's random.seed takes no NumPy integer
     if not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an int in 0..2**32 - 1 (NumPy's range), got {seed}")
     if threads < 1:

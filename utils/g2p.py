@@ -33,14 +33,15 @@ import re
 import time
 import zlib
 
+import numpy as np
 import torch
 from torch import nn
 
-from .checks import check_id_sequence
+from .checks import id_list, is_int
 from .decoding import Hypothesis, _check_beam, _check_model, _check_src, length_penalty
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import Transformer
-from .training import LabelSmoothingLoss, length_batches, make_optimizer
+from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load, length_batches, make_optimizer
 
 #: The 39 phones of CMUdict without stress (ARPAbet), in CMUdict's own order.
 PHONES = ("AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R S SH T TH "
@@ -77,9 +78,11 @@ class G2PVocab:
     Raises:
         TypeError: ``encode_word`` gets something other than a string,
             ``encode_phones`` something other than a list of strings, or
-            ``decode_phones`` something other than a list or 1-D tensor of ids.
+            ``decode_phones`` something other than a list, 1-D tensor or 1-D NumPy
+            array of ids.
         ValueError: an unknown character or phone (the message names it and lists
-            what is allowed), or an id outside the vocabulary in ``decode_phones``.
+            what is allowed), or an id in ``decode_phones`` that is not an int of the
+            vocabulary (NumPy integers are ints; bools and floats are not).
     """
 
     specials = ("<pad>", "<s>", "</s>")
@@ -115,11 +118,10 @@ class G2PVocab:
 
     def decode_phones(self, ids) -> list[str]:
         """Ids after ``<s>`` -> phones, stopping at ``</s>``; letters and padding are dropped."""
-        check_id_sequence(ids)
-        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+        ids = id_list(ids)  # a list, from a list, a 1-D tensor or a 1-D NumPy array; np.int64(5) -> 5
         out = []
         for i in ids:
-            if not isinstance(i, int) or not 0 <= i < len(self.itos):
+            if not is_int(i) or not 0 <= i < len(self.itos):
                 raise ValueError(f"token id must be an int in 0..{len(self.itos) - 1}, got {i!r}")
             if i == EOS_ID:
                 break
@@ -138,16 +140,22 @@ def _check_word(word):
         raise TypeError(f"word must be a str such as 'read', got {type(word).__name__} {word!r}")
 
 
+def _is_id_list(ids) -> bool:
+    """A non-empty list or tuple of ints (Python's or NumPy's), or a non-empty 1-D NumPy integer array."""
+    if isinstance(ids, np.ndarray):
+        return ids.ndim == 1 and len(ids) > 0 and np.issubdtype(ids.dtype, np.integer)
+    return isinstance(ids, (list, tuple)) and len(ids) > 0 and all(is_int(t) for t in ids)
+
+
 def _check_pairs(pairs):
     if not isinstance(pairs, (list, tuple)):
         raise TypeError(f"pairs must be a list of (source ids, target ids), got {type(pairs).__name__}")
     if not pairs:
         raise ValueError("pairs must hold at least one (source ids, target ids) pair, got an empty list")
     for i, pair in enumerate(pairs):
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
-                isinstance(ids, (list, tuple)) and ids and all(isinstance(t, int) for t in ids) for ids in pair)):
-            raise ValueError(f"pair {i} must be (source ids, target ids), two non-empty lists of ints such as "
-                             f"([21, 8, 4, 7], [57, 40, 38, 2]) for 'read', got {pair!r}")
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_is_id_list(ids) for ids in pair)):
+            raise ValueError(f"pair {i} must be (source ids, target ids), two non-empty lists of ints (or 1-D "
+                             f"integer arrays) such as ([21, 8, 4, 7], [57, 40, 38, 2]) for 'read', got {pair!r}")
 
 
 def split_of(word: str) -> str:
@@ -287,7 +295,7 @@ def _decode_by_length(words, vocab, batch_size, decode_batch) -> list[list[str]]
     The outputs come back in the order of ``words``."""
     if isinstance(words, str) or not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
         raise TypeError(f"words must be a list of strings such as ['read', 'cat'], got {words!r:.80}")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+    if not is_int(batch_size) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     # Duck-typed: chapter 15 defines its own G2PVocab, equal to this one but another class.
     if not all(callable(getattr(vocab, name, None)) for name in ("encode_word", "decode_phones")):
@@ -339,7 +347,7 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     """
     _check_src(src)
     _check_model(model)
-    if not isinstance(max_extra, int) or isinstance(max_extra, bool) or max_extra < 0:
+    if not is_int(max_extra) or max_extra < 0:
         raise ValueError(f"max_extra must be an int >= 0, got {max_extra!r}")
     lengths = (src != model.pad_id).sum(1).tolist()
     if min(lengths) == 0:
@@ -462,7 +470,9 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
 
     Raises:
         ValueError: ``threads`` or ``steps`` is not a positive int; ``recipe`` has
-            an unknown field; the work folder holds a run with another recipe.
+            an unknown field; the work folder holds a run with another recipe, or a
+            ``state.pt`` or log that cannot be read (the message names the file and
+            says to delete it or use another work folder).
     """
     unknown = set(recipe) - set(G2P_TRAIN)
     if unknown:
@@ -471,9 +481,13 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     if steps is not None:
         cfg["steps"] = steps
     for name in ("steps", "save_every", "eval_every", "max_tokens", "warmup", "keep_last"):
-        if not isinstance(cfg[name], int) or isinstance(cfg[name], bool) or cfg[name] < 1:
+        if not is_int(cfg[name]) or cfg[name] < 1:
             raise ValueError(f"{name} must be a positive int, got {cfg[name]!r}")
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        cfg[name] = int(cfg[name])  # NumPy integers are welcome; the log (JSON) and the state hold Python ints
+    if not is_int(cfg["seed"]) or cfg["seed"] < 0:
+        raise ValueError(f"seed must be an int >= 0, got {cfg['seed']!r}")
+    cfg["seed"] = int(cfg["seed"])
+    if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     from .env import set_seed
 
@@ -492,17 +506,22 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     step, epoch, position, elapsed = 0, 0, 0, 0.0
     state_path, log_path = workdir / "state.pt", workdir / log_name
     if state_path.is_file():
-        state = torch.load(state_path, weights_only=False)
+        state = _load_state(state_path)
         if state["config"] != run_cfg:
             raise ValueError(f"{state_path} holds a run with another configuration: {state['config']} "
                              f"(this one: {run_cfg}); use another --workdir")
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
+        try:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            torch.set_rng_state(state["rng"])
+        except (RuntimeError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{state_path} does not fit this run's model and optimizer ({type(err).__name__}); "
+                             f"{_FRESH_START.format(workdir=workdir)}") from None
         step, epoch, position, elapsed = state["step"], state["epoch"], state["position"], state["elapsed"]
         # keep only the log lines up to the saved step (a crash may have left later ones)
-        lines = [l for l in log_path.read_text().splitlines() if json.loads(l).get("step", 0) <= step]
+        read_log(log_path)  # a readable log, or an error that names the file
+        lines = [l for l in log_path.read_text().splitlines() if l.strip() and json.loads(l).get("step", 0) <= step]
         log_path.write_text("".join(l + "\n" for l in lines))
     else:
         log_path.write_text(json.dumps(dict(start=run_cfg, versions=_versions(), train_pairs=len(pairs),
@@ -571,42 +590,77 @@ def read_log(path) -> tuple[dict, list[dict]]:
 
     Raises:
         FileNotFoundError: ``path`` is not a file.
-        ValueError: a line is not JSON, or the first line is not a run's header.
+        ValueError: the file is not text, a line is not a JSON object, or the first
+            line is not a run's header (the message names the file).
     """
     path = pathlib.Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no training log at {path}: train_g2p writes one (log.jsonl) in its workdir")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a G2P training log: it is not text (a JSON line per save)") from None
     lines = []
-    for number, l in enumerate(path.read_text().splitlines(), start=1):
+    for number, l in enumerate(text.splitlines(), start=1):
         if l.strip():
             try:
                 lines.append(json.loads(l))
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path} is not a G2P training log: line {number} is not JSON ({err.msg})") from None
-    if not lines or not isinstance(lines[0], dict) or "start" not in lines[0]:
+            if not isinstance(lines[-1], dict):
+                raise ValueError(f"{path} is not a G2P training log: line {number} is not a JSON object "
+                                 f"({{...}}), got {type(lines[-1]).__name__}")
+    if not lines or "start" not in lines[0]:
         raise ValueError(f"{path} is not a G2P training log (its first line must hold the run's 'start' config)")
     return lines[0], lines[1:]
+
+
+_FRESH_START = ("delete it (or the whole folder {workdir}) to train afresh, or pass another --workdir")
+_STATE_KEYS = {"model", "optimizer", "scheduler", "rng", "step", "epoch", "position", "elapsed", "config"}
+
+
+def _load_state(path) -> dict:
+    """The training state that ``train_g2p`` saved at ``path``, loaded with ``weights_only=True``
+    (it holds only tensors, numbers, strings, lists and dicts).
+
+    Raises:
+        ValueError: the file cannot be read, or is not such a state (the message names it).
+    """
+    path = pathlib.Path(path)
+    remedy = _FRESH_START.format(workdir=path.parent)
+    state = _torch_load(path, "a training state saved by train_g2p", remedy)
+    if not isinstance(state, dict) or not state.keys() >= _STATE_KEYS:
+        got = sorted(state) if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"{path} must be a training state saved by train_g2p, a dict with keys {sorted(_STATE_KEYS)}, "
+                         f"got {got}; {remedy}")
+    return state
 
 
 def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     """Average the last ``keep_last`` checkpoints of ``workdir`` into ``out``/g2p_avg.pt, copy
     the last single checkpoint and the log beside it; return the averaged file's path.
 
+    Files in ``workdir`` named like a checkpoint but not ``step{N}.pt`` (``stepX.pt``,
+    ``step5_backup.pt``, folders) are passed over.
+
     Raises:
-        ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5).
+        ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5); a
+            checkpoint to average cannot be read (the message names it).
         FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints.
     """
     from .decoding import average_checkpoints
 
     keep_last = G2P_TRAIN["keep_last"] if keep_last is None else keep_last
-    if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1:
+    if not is_int(keep_last) or keep_last < 1:
         raise ValueError(f"keep_last must be a positive int, got {keep_last!r}")
+    keep_last = int(keep_last)
     workdir, out = pathlib.Path(workdir), pathlib.Path(out)
-    steps = sorted(int(p.stem.removeprefix("step")) for p in workdir.glob("step*.pt"))
+    steps = _checkpoint_steps(workdir, prefix="step")  # step{N}.pt; other files and folders are passed over
     if len(steps) < keep_last:
         raise FileNotFoundError(f"need {keep_last} checkpoints in {workdir}, found steps {steps}")
     last = steps[-keep_last:]
-    states = [torch.load(workdir / f"step{s}.pt", weights_only=True) for s in last]
+    read_log(workdir / "log.jsonl")  # shipped beside the weights: a readable log, or an error that names it
+    states = [_load_weights(workdir / f"step{s}.pt") for s in last]
     out.mkdir(parents=True, exist_ok=True)
     half = lambda sd: {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}  # noqa: E731
     torch.save(dict(steps=last, state_dict=half(average_checkpoints(states))), out / "g2p_avg.pt")
@@ -630,11 +684,16 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
     path = pathlib.Path(directory) / f"g2p_{which}.pt"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: run `python -m utils.g2p train` then `python -m utils.g2p ship`")
-    saved = torch.load(path, weights_only=True)
+    remedy = "delete it and remake it with `python -m utils.g2p ship` (or restore it with git)"
+    saved = _torch_load(path, "a shipped G2P model (a dict with keys ['state_dict', 'steps'])", remedy)
     if not isinstance(saved, dict) or set(saved) != {"steps", "state_dict"}:
         got = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
         raise ValueError(f"{path} is not a shipped G2P model: expected a dict with keys ['state_dict', 'steps'], "
                          f"got {got}")
+    if not _is_state_dict(saved["state_dict"]) or not (
+            isinstance(saved["steps"], list) and saved["steps"] and all(is_int(s) for s in saved["steps"])):
+        raise ValueError(f"{path} is not a shipped G2P model: 'state_dict' must map names to tensors and 'steps' "
+                         f"be a non-empty list of ints, got {type(saved['state_dict']).__name__} and {saved['steps']!r:.60}")
     model = new_model()
     state = {k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()}
     expected = model.state_dict()
@@ -645,6 +704,20 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
                          f"(new_model() has {len(expected)} tensors, the file {len(state)})")
     model.load_state_dict(state)
     return model.eval(), saved["steps"]
+
+
+def _is_state_dict(x) -> bool:
+    return isinstance(x, dict) and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in x.items())
+
+
+def _load_weights(path) -> dict:
+    """The state_dict in a ``step{N}.pt`` written by ``train_g2p``, naming the file if it is not one."""
+    remedy = f"delete it (the other checkpoints of {pathlib.Path(path).parent} are kept) or train again"
+    state = _torch_load(path, "a checkpoint saved by train_g2p (a state_dict)", remedy)
+    if not _is_state_dict(state):
+        raise ValueError(f"{path} must be a checkpoint saved by train_g2p (a state_dict: names -> tensors), "
+                         f"got {type(state).__name__}; {remedy}")
+    return state
 
 
 OUTPUTS = SHIPPED / "test_outputs.json"
@@ -690,15 +763,21 @@ def load_test_outputs(path=OUTPUTS) -> dict:
     try:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not readable JSON ({error})") from None
+        raise ValueError(f"{path} is not readable JSON ({error}); expected the G2P test outputs that "
+                         "`python -m utils.g2p decode` writes") from None
     if not isinstance(record, dict) or record.get("kind") != "G2P test outputs":
         raise ValueError(f"{path} is not a file of G2P test outputs (its 'kind' field differs)")
-    words = record["words"]
+    words, outputs = record.get("words"), record.get("outputs")
+    if not isinstance(outputs, dict) or not all(
+            isinstance(outputs.get(f"{w} {d}"), list) and all(isinstance(h, str) for h in outputs[f"{w} {d}"])
+            for w, d in DECODES):
+        raise ValueError(f"{path}: 'outputs' must map each of {[f'{w} {d}' for w, d in DECODES]} to a list of "
+                         "strings (one per word); rerun `python -m utils.g2p decode`")
     if words != list(_lexicon_once()["test"]):
         raise ValueError(f"{path}: its words are not the test split of this cmudict; rerun `python -m utils.g2p decode`")
     out = {"words": words}
     for which, decode in DECODES:
-        hyps = record["outputs"][f"{which} {decode}"]
+        hyps = outputs[f"{which} {decode}"]
         if len(hyps) != len(words):
             raise ValueError(f"{path}: {which} {decode} has {len(hyps)} outputs for {len(words)} words")
         out[which, decode] = [h.split() for h in hyps]

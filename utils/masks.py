@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .checks import check_ids, check_token_id
+from .checks import check_ids, check_token_id, is_int
 
 PAD_ID = 0
 BOS_ID = 1
@@ -42,7 +42,7 @@ def causal_mask(n: int):
     Raises:
         ValueError: ``n`` is not a positive int.
     """
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+    if not is_int(n) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
     return torch.ones(n, n, dtype=torch.bool).tril()
 

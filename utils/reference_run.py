@@ -75,15 +75,29 @@ def load(path=LOG) -> dict:
     path = pathlib.Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no reference run at {path}; make it with: PYTHONPATH=. python -m utils.training")
+    remake = "remake it with: PYTHONPATH=. python -m utils.training (or restore it with git)"
     try:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not a readable JSON log ({error})") from None
+        raise ValueError(f"{path} is not a readable JSON log ({error}); expected the log of the {KIND}; "
+                         f"{remake}") from None
     if not isinstance(record, dict) or record.get("kind") != KIND:
-        raise ValueError(f"{path} is not a log of the {KIND} (its 'kind' field differs)")
+        raise ValueError(f"{path} is not a log of the {KIND} (its 'kind' field differs); {remake}")
+    missing = sorted({"train_loss", "test_step", "test_loss", "warmup", "machine", "seconds"} - record.keys())
+    if missing:
+        raise ValueError(f"{path}: the log lacks the fields {missing}; {remake}")
     losses = record["train_loss"]
-    if not losses or not all(isinstance(x, float) and math.isfinite(x) for x in losses):
-        raise ValueError(f"{path}: train_loss must be a non-empty list of finite numbers")
+    if not isinstance(losses, list) or not losses or not all(_is_finite(x) for x in losses):
+        raise ValueError(f"{path}: train_loss must be a non-empty list of finite numbers; {remake}")
+    warmup = record["warmup"]
+    if not isinstance(warmup, dict) or not all(
+            isinstance(w, dict) and _is_finite(w.get("peak")) and isinstance(w.get("losses"), list)
+            and all(_is_finite(x) for x in w["losses"]) for w in warmup.values()):
+        raise ValueError(f"{path}: warmup must map each run's name to {{'peak': rate, 'losses': [numbers]}}; {remake}")
     record["train_loss"] = torch.tensor(losses)
-    record["warmup"] = {name: (w["peak"], torch.tensor(w["losses"])) for name, w in record["warmup"].items()}
+    record["warmup"] = {name: (w["peak"], torch.tensor(w["losses"])) for name, w in warmup.items()}
     return record
+
+
+def _is_finite(x) -> bool:
+    return isinstance(x, float) and math.isfinite(x)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import pathlib
+import re
 from collections.abc import Iterable, Mapping
 
 import torch
@@ -14,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from .checks import check_ids, check_probability
+from .checks import check_ids, check_probability, is_int
 from .env import set_seed
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import TINY, Transformer
@@ -22,7 +23,7 @@ from .model import TINY, Transformer
 
 def _check_positive_int(**values):
     for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not is_int(value) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
@@ -42,10 +43,6 @@ def _check_logits_target(logits, target):
                          "infinite entries (has training diverged?)")
 
 
-def _is_int(x):
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-
 def _check_generator(generator):
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, such as torch.Generator().manual_seed(0), "
@@ -61,7 +58,7 @@ def _check_lengths(lengths):
     for i, n in enumerate(lengths):
         if isinstance(n, torch.Tensor) and n.dim() == 0 and n.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8):
             n = int(n)
-        if not _is_int(n):
+        if not is_int(n):
             raise TypeError(f"lengths must be positive ints (one per example), got {type(n).__name__} {n!r} at index {i}")
         if n < 1:
             raise ValueError(f"lengths must be positive ints (one per example), got {n!r} at index {i}")
@@ -70,19 +67,19 @@ def _check_lengths(lengths):
 
 
 def _check_rate(step, d_model, warmup, factor):
-    if not _is_int(step):
+    if not is_int(step):
         raise TypeError(f"step must be an int >= 0 (a count of updates), got {type(step).__name__} {step!r}")
     if step < 0:
         raise ValueError(f"step must be an int >= 0 (a count of updates), got {step!r}")
     for name, value in (("d_model", d_model), ("warmup", warmup)):
-        if not _is_int(value) or value < 1:
+        if not is_int(value) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
     if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 < factor < math.inf:
         raise ValueError(f"factor must be a finite number > 0 (it scales the learning rate), got {type(factor).__name__} {factor!r}")
 
 
 def _check_transformer(model):
-    if not isinstance(model, nn.Module) or not _is_int(getattr(getattr(model, "embed", None), "d_model", None)):
+    if not isinstance(model, nn.Module) or not is_int(getattr(getattr(model, "embed", None), "d_model", None)):
         raise TypeError(f"model must be a utils.model.Transformer (an nn.Module whose embed has d_model), "
                         f"got {type(model).__name__}")
 
@@ -95,9 +92,9 @@ def _check_src_tgt(src, tgt, where=""):
 
 
 def _check_train(seed, test, keep_last):
-    if not _is_int(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {type(seed).__name__} {seed!r}")
-    if not _is_int(keep_last) or keep_last < 0:
+    if not is_int(keep_last) or keep_last < 0:
         raise ValueError(f"keep_last must be an int >= 0 (0 keeps no checkpoint), got {type(keep_last).__name__} {keep_last!r}")
     if test is not None:
         if not isinstance(test, (tuple, list)) or len(test) != 2:
@@ -111,21 +108,48 @@ def _check_checkpoints(checkpoints):
         raise TypeError(f"checkpoints must be a dict {{step: state_dict}} such as train(...)['checkpoints'], "
                         f"got {type(checkpoints).__name__}")
     for step, state in checkpoints.items():
-        if not _is_int(step) or step < 0:
+        if not is_int(step) or step < 0:
             raise ValueError(f"checkpoints must be keyed by step, an int >= 0, got key {step!r}")
         if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
             raise TypeError(f"checkpoint {step} must be a state_dict (a mapping of names to tensors), got {type(state).__name__}")
 
 
+def _torch_load(path, expected, remedy):
+    """``torch.load(path, weights_only=True)``; a file it cannot read raises a ValueError that names
+    ``path``, what was ``expected`` there and the ``remedy``, and nothing of PyTorch's own message
+    (which would advise ``weights_only=False``: never load an unknown file that way)."""
+    try:
+        return torch.load(path, weights_only=True)
+    except OSError:
+        raise  # an unreadable file (permissions, disk) says so itself, with its path
+    except Exception:  # garbage bytes fail in many ways: UnpicklingError, EOFError, RuntimeError, ...
+        kind = ("an empty file, which torch.load cannot read" if pathlib.Path(path).stat().st_size == 0 else
+                "a file that torch.load cannot read as plain tensors (truncated, not written by torch.save, "
+                "or holding other objects)")
+        raise ValueError(f"{path} must be {expected}, got {kind}; {remedy}") from None
+
+
+def _checkpoint_path(step, directory):
+    """directory/tiny_step{step}.pt; raise unless ``step`` is an int >= 0."""
+    if not is_int(step):
+        raise TypeError(f"step must be an int >= 0 (a training step such as 3000), got {type(step).__name__} {step!r}")
+    if step < 0:
+        raise ValueError(f"step must be an int >= 0 (a training step such as 3000), got {step!r}")
+    return pathlib.Path(directory) / f"tiny_step{int(step)}.pt"
+
+
+def _checkpoint_steps(directory, prefix="tiny_step"):
+    """The steps of the files ``{prefix}{step}.pt`` in ``directory``, sorted; other names
+    (``tiny_stepX.pt``, ``tiny_step5_backup.pt``, ``tiny_step007.pt``) and folders are passed over."""
+    pattern = re.compile(re.escape(prefix) + r"(0|[1-9][0-9]*)\.pt")
+    return sorted(int(m[1]) for p in pathlib.Path(directory).glob(f"{prefix}*.pt")
+                  if (m := pattern.fullmatch(p.name)) and p.is_file())
+
+
 def _check_checkpoint_file(path, model):
     """Raise unless ``path`` holds a state_dict that fits ``model``, naming the file."""
-    try:
-        state = torch.load(path, weights_only=True)
-    except OSError:
-        raise  # an unreadable file (permissions, disk) says so itself
-    except Exception as err:  # garbage bytes fail in many ways: UnpicklingError, EOFError, struct.error, ...
-        raise ValueError(f"{path} must be a checkpoint saved by save_checkpoints (a torch.save'd state_dict), "
-                         f"got a file that torch.load cannot read ({type(err).__name__})") from err
+    state = _torch_load(path, "a checkpoint saved by save_checkpoints (a torch.save'd state_dict)",
+                        "delete it, or rewrite the checkpoints with: PYTHONPATH=. python -m utils.training")
     if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ValueError(f"{path} must hold a state_dict of {type(model).__name__}(**TINY), got {type(state).__name__}")
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
@@ -309,7 +333,7 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
     """
     _check_positive_int(steps=steps, eval_every=eval_every, log_every=log_every)
     _check_train(seed, test, keep_last)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(int(seed))  # int(): a NumPy seed is welcome too
     optimizer, scheduler = make_optimizer(model, warmup)
     criterion = LabelSmoothingLoss(eps_ls)
     train_loss = torch.zeros(steps)
@@ -403,13 +427,14 @@ def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
     every 100) in ``utils/checkpoints/``; chapters 11 and 13 load them.
 
     Raises:
+        TypeError, ValueError: ``step`` is not an int >= 0.
         FileNotFoundError: no checkpoint for that step (the message lists those present).
-        ValueError: the file is not a checkpoint of ``Transformer(**TINY)``.
+        ValueError: the file is not a checkpoint of ``Transformer(**TINY)`` (the message names it).
     """
-    path = pathlib.Path(directory) / f"tiny_step{step}.pt"
+    path = _checkpoint_path(step, directory)  # directory/tiny_step{step}.pt, for an int step >= 0
     if not path.is_file():
-        present = sorted(int(p.stem.removeprefix("tiny_step")) for p in pathlib.Path(directory).glob("tiny_step*.pt"))
-        raise FileNotFoundError(f"no checkpoint for step {step} in {directory}; steps present: {present}")
+        raise FileNotFoundError(f"no checkpoint for step {step} in {directory}; "
+                                f"steps present: {_checkpoint_steps(directory)}")
     model = Transformer(**TINY)
     _check_checkpoint_file(path, model)
     model.load_state_dict(torch.load(path, weights_only=True))
@@ -422,7 +447,7 @@ def short_run(schedule, steps=200, seed=0):
     m = Transformer(**TINY)
     optimizer = torch.optim.Adam(m.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    criterion, generator = LabelSmoothingLoss(0.1), torch.Generator().manual_seed(seed)
+    criterion, generator = LabelSmoothingLoss(0.1), torch.Generator().manual_seed(int(seed))
     losses = torch.zeros(steps)
     m.train()
     for step in range(steps):

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .checks import check_positive_int, check_tensor
+from .checks import check_positive_int, check_tensor, is_int
 from .layers import DecoderLayer, EncoderLayer, LayerNorm
 from .masks import PAD_ID, causal_mask, shift_right
 from .model import Transformer, count_parameters
@@ -114,7 +114,7 @@ def check_config(config: dict) -> None:
     check_positive_int(**{name: config[name] for name in ("d_model", "h", "d_ff", "N")})
     if config["d_model"] % 2 or config["d_model"] % config["h"]:
         raise ValueError(f"d_model must be even and divisible by h, got d_model={config['d_model']}, h={config['h']}")
-    if config["d_k"] is not None and (not isinstance(config["d_k"], int) or config["d_k"] < 1):
+    if config["d_k"] is not None and (not is_int(config["d_k"]) or config["d_k"] < 1):
         raise ValueError(f"d_k must be None (d_model / h) or a positive int, got {config['d_k']!r}")
     if not 0.0 <= config["p_drop"] < 1.0 or not 0.0 <= config["eps_ls"] < 1.0:
         raise ValueError(f"p_drop and eps_ls must lie in [0, 1), got {config['p_drop']} and {config['eps_ls']}")
@@ -124,7 +124,7 @@ def check_config(config: dict) -> None:
         raise ValueError(f"norm must be 'post' or 'pre', got {config['norm']!r}")
     if not isinstance(config["scale"], bool):
         raise ValueError(f"scale must be True or False, got {config['scale']!r}")
-    if not isinstance(config["warmup"], int) or config["warmup"] < 0:
+    if not is_int(config["warmup"]) or config["warmup"] < 0:
         raise ValueError(f"warmup must be an int >= 0 (0 = no warmup), got {config['warmup']!r}")
 
 
@@ -148,7 +148,7 @@ class VariantAttention(MultiHeadAttention):
     def __init__(self, d_model: int, h: int, d_k: int | None = None, scale: bool = True):
         super().__init__(d_model, h)
         d_k = d_model // h if d_k is None else d_k
-        if not isinstance(d_k, int) or d_k < 1:
+        if not is_int(d_k) or d_k < 1:
             raise ValueError(f"d_k must be a positive int, got {d_k!r}")
         self.d_k, self.d_v, self.scale = d_k, d_model // h, scale
         self.w_q = nn.Linear(d_model, h * d_k)
@@ -330,10 +330,11 @@ def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = 
 
     Raises:
         KeyError: no such row.
-        ValueError: ``steps`` is not a positive int.
+        ValueError: ``steps`` is not a positive int, or ``seed`` not an int >= 0.
     """
-    if steps is not None and (not isinstance(steps, int) or isinstance(steps, bool) or steps < 1):
+    if steps is not None and (not is_int(steps) or steps < 1):
         raise ValueError(f"steps must be None (the whole budget) or a positive int, got {steps!r}")
+    seed = _check_seed(seed)
     task = TASK if task is None else task
     config = row_config(name)
     _, group, reference, _ = {r[0]: r for r in ROWS}[name]
@@ -383,13 +384,41 @@ def read_results(path=RESULTS) -> tuple[dict, list[dict]]:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: the file does not start with a header line.
+        ValueError: the file is not text, a line is not a JSON object, or the file does
+            not start with a header line (the message names the file).
     """
     path = pathlib.Path(path)
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    if not lines or "header" not in lines[0]:
+    what = "a results file of utils.variations (JSON lines: a header, then one run per line)"
+    if not path.is_file():
+        raise FileNotFoundError(f"no results file at {path}; expected {what}, made by `python -m utils.variations run`")
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not text; expected {what}") from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: line {number} is not JSON ({err.msg}); expected {what}") from None
+        if not isinstance(lines[-1], dict):
+            raise ValueError(f"{path}: line {number} is not a JSON object ({{...}}); expected {what}")
+    if not lines or not isinstance(lines[0].get("header"), dict):
         raise ValueError(f"{path} does not start with a header line; is it a results file of utils.variations?")
-    return lines[0]["header"], [line for line in lines[1:] if "row" in line]
+    records = [line for line in lines[1:] if "row" in line]
+    bad = next((r for r in records if not isinstance(r.get("seed"), int) or not isinstance(r.get("losses"), list)), None)
+    if bad is not None:
+        raise ValueError(f"{path}: the run of row {bad['row']!r} lacks its 'seed' or 'losses'; expected {what}")
+    return lines[0]["header"], records
+
+
+def _check_seed(seed) -> int:
+    """``seed`` as a Python int; raise unless it is an int >= 0 (Python's or NumPy's)."""
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"a seed must be an int >= 0, got {seed!r}")
+    return int(seed)
 
 
 def _order(record) -> tuple[int, int]:
@@ -418,10 +447,15 @@ def sweep(path=RESULTS, workers: int = 2, rows=None, seeds=SEEDS, progress: bool
 
     Raises:
         ValueError: the file at ``path`` was written for another task, base or set
-            of rows (delete it, or pass another path), or ``workers`` < 1.
+            of rows (delete it, or pass another path), or cannot be read; ``workers``
+            is not a positive int, or a seed not an int >= 0.
     """
-    if not isinstance(workers, int) or workers < 1:
+    if not is_int(workers) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
+    workers = int(workers)
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a list of ints >= 0 such as (0, 1, 2), got {type(seeds).__name__} {seeds!r}")
+    seeds = tuple(_check_seed(s) for s in seeds)  # NumPy integers become ints: the file is JSON
     path = pathlib.Path(path)
     rows = [r[0] for r in ROWS] if rows is None else list(rows)
     for name in rows:

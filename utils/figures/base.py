@@ -14,8 +14,11 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 import pathlib
 import re
+
+from ..checks import is_int
 
 JS_DIR = pathlib.Path(__file__).resolve().parent / "js"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -36,9 +39,10 @@ def figure_json(data, digits: int = 6) -> str:
     def clean(x, where):
         if isinstance(x, bool) or x is None or isinstance(x, str):
             return x
-        if isinstance(x, int):
-            return x
-        if isinstance(x, float):
+        if is_int(x):
+            return int(x)  # NumPy integers too
+        if isinstance(x, numbers.Real):
+            x = float(x)
             if not math.isfinite(x):
                 raise ValueError(f"figure data {where} is {x}: expected a finite number")
             r = round(x, digits)

@@ -16,6 +16,7 @@ import math
 
 import torch
 
+from ..checks import is_int
 from ..embeddings import Tokenizer
 from ..masks import padding_mask, target_mask
 from ..model import Transformer
@@ -146,8 +147,9 @@ def explorer_figure(steps, step=0, figure_id="fig-explorer"):
     """
     if not isinstance(steps, list) or not steps or not all(isinstance(s, dict) and "kind" in s for s in steps):
         raise ValueError("steps must be the non-empty list of dicts returned by explorer_steps")
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < len(steps):
+    if not is_int(step) or not 0 <= step < len(steps):
         raise ValueError(f"step must be an index in 0..{len(steps) - 1}, got {step!r}")
+    step = int(step)
     n = len(steps)
     keep = ("phase", "title", "shape", "kind", "ids", "tokens", "rows", "cols", "matrix", "masked", "head", "layer",
             "width", "note")

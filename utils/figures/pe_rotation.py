@@ -15,15 +15,16 @@ import math
 
 import torch
 
+from ..checks import is_int
 from ..embeddings import positional_encoding
 from ..numerics import within
 from .base import InteractiveFigure
 
 
 def _int(value, name, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+    if not is_int(value) or not lo <= value <= hi:
         raise ValueError(f"{name} must be an int in {lo}..{hi}, got {value!r}")
-    return value
+    return int(value)
 
 
 def pe_rotation_figure(d_model=64, k=3, i=5, pos=10, max_pos=50, figure_id="fig-pe-rotation"):
@@ -38,8 +39,9 @@ def pe_rotation_figure(d_model=64, k=3, i=5, pos=10, max_pos=50, figure_id="fig-
     Raises:
         ValueError: d_model odd or not positive; k, i, pos or max_pos out of range.
     """
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 2 or d_model % 2:
+    if not is_int(d_model) or d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be an even int >= 2, got {d_model!r}")
+    d_model = int(d_model)
     max_pos = _int(max_pos, "max_pos", 1, 10_000)
     k, pos = _int(k, "k", 0, max_pos), _int(pos, "pos", 0, max_pos)
     i = _int(i, "i", 0, d_model // 2 - 1)

@@ -9,6 +9,7 @@ The browser computes the rate with the formula; the description's numbers come f
 
 from __future__ import annotations
 
+from ..checks import is_int
 from ..training import rate
 from .base import InteractiveFigure
 
@@ -29,14 +30,16 @@ def schedule_figure(d_model=512, warmup=4000, steps=STEPS, d_models=D_MODELS, fi
     Raises:
         ValueError: a setting out of range.
     """
-    if not d_models or not all(isinstance(d, int) and d > 0 for d in d_models):
+    if not d_models or not all(is_int(d) and d > 0 for d in d_models):
         raise ValueError(f"d_models must be positive ints, got {d_models!r}")
+    d_models = [int(d) for d in d_models]
     if d_model not in d_models:
         raise ValueError(f"d_model must be one of {tuple(d_models)}, got {d_model!r}")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or not 100 <= warmup <= 10_000 or warmup % 100:
+    if not is_int(warmup) or not 100 <= warmup <= 10_000 or warmup % 100:
         raise ValueError(f"warmup must be a multiple of 100 in 100..10000, got {warmup!r}")
-    if not steps or not all(isinstance(s, int) and 1 <= s <= 100_000 for s in steps):
+    if not steps or not all(is_int(s) and 1 <= s <= 100_000 for s in steps):
         raise ValueError(f"steps must be ints in 1..100000, got {steps!r}")
+    d_model, warmup, steps = int(d_model), int(warmup), [int(s) for s in steps]
     rates = ", ".join(f"step {s:,}: {rate(s, d_model, warmup):.3e}" for s in steps)
     description = (
         f"Default state: d_model = {d_model}, warmup = {warmup:,}. The rate rises in a straight line to its peak "

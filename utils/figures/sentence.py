@@ -15,6 +15,7 @@ import math
 import torch
 
 from ..attention import scaled_dot_product_attention
+from ..checks import is_int
 from ..masks import causal_mask
 from .base import InteractiveFigure
 
@@ -61,8 +62,9 @@ def sentence_figure(words, keys, values, queries, query=0, figure_id="fig-senten
         raise ValueError(f"queries must be a list of two (n, d_k) tensors (head 1, head 2), got {type(queries).__name__}"
                          + (f" of length {len(queries)}" if isinstance(queries, (list, tuple)) else ""))
     queries = [_matrix(q, f"queries[{h}]", (n, d_k)) for h, q in enumerate(queries)]
-    if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < n:
+    if not is_int(query) or not 0 <= query < n:
         raise ValueError(f"query must be a word index in 0..{n - 1}, got {query!r}")
+    query = int(query)
 
     out, weights = scaled_dot_product_attention(queries[0][query:query + 1], keys, values)
     scores = (queries[0][query] @ keys.T / math.sqrt(d_k)).tolist()

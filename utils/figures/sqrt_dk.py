@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from ..attention import scaled_dot_product_attention
+from ..checks import is_int
 from .base import InteractiveFigure
 from .sentence import _matrix
 
@@ -47,8 +48,9 @@ def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
     V = _matrix(V, "V")
     if V.size(0) != n:
         raise ValueError(f"V must have one row per token ({n}), got shape {tuple(V.shape)}")
-    if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < n:
+    if not is_int(token) or not 0 <= token < n:
         raise ValueError(f"token must be an index in 0..{n - 1}, got {token!r}")
+    token = int(token)
     radius = Q[token].norm().item()
     if radius == 0:
         raise ValueError(f"Q[{token}] is zero: it has no angle to turn")
