@@ -83,7 +83,8 @@ def sphinx_names() -> tuple[frozenset, frozenset]:
     if book_dir not in sys.path:
         sys.path.insert(0, book_dir)
     overrides = {"extensions": [e for e in cfg["extensions"] if e != "sphinx_external_toc"],  # needs a _toc.yml
-                 "myst_enable_extensions": cfg.get("myst_enable_extensions", []), "bibtex_bibfiles": []}
+                 "myst_enable_extensions": cfg.get("myst_enable_extensions", []), "bibtex_bibfiles": [],
+                 "mathjax_path": cfg.get("mathjax_path", "")}  # the offline-MathJax extension checks it
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
