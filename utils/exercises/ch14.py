@@ -79,7 +79,7 @@ X = (1.0, -2.0, 2.0, 4.0)
 
 
 def _x() -> torch.Tensor:
-    return torch.tensor(X, dtype=torch.float64)
+    return torch.tensor(X)
 
 
 @register("14.2", prompt="RMSNorm of (1, -2, 2, 4) with weight 1 and eps 0: a float tensor of shape (4,), "
