@@ -1,55 +1,159 @@
 """Exercises of chapter 10, training (section 5).
 
-Every expected answer is computed with the course's own code when checked.
+Every expected answer is computed with the course's own code when checked, and so is
+the wrong answer each registered likely mistake gives.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 from ..masks import PAD_ID
 from ..training import LabelSmoothingLoss, rate
-from . import register
+from . import mistake, register
+
+# ---------------------------------------------------------------- 10.1, the schedule
+
+TINY_D_MODEL, TINY_WARMUP = 64, 400
+STEPS = (100, 1600)
+
+
+def _schedule(d_model=TINY_D_MODEL, warmup=TINY_WARMUP, pick=min):
+    """Equation 3 at STEPS; ``pick`` chooses between step^-0.5 and step * warmup^-1.5."""
+    return tuple(d_model**-0.5 * pick(s**-0.5, s * warmup**-1.5) for s in STEPS)
 
 
 @register(
     "10.1",
     prompt="The tiny model's learning rate (d_model = 64, warmup = 400) at steps 100 and 1,600: "
-           "a tuple of two floats (rate at 100, rate at 1,600).",
-    atol=1e-7,
-    hint="lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5); step 100 is still in the warm-up, "
-         "step 1,600 is past it.",
+           "a tuple of two floats (rate at 100, rate at 1,600), each to 6 decimals.",
+    decimals=6,
+    hint="equation 3 has two branches inside its min; decide for each step which of the two is "
+         "smaller, and do not forget the factor in front.",
 )
 def _ex_10_1():
-    return (rate(100, 64, 400), rate(1600, 64, 400))
+    return tuple(rate(s, TINY_D_MODEL, TINY_WARMUP) for s in STEPS)
 
 
-def _smoothing_floor(eps_ls, vocab_size=13):
-    # The best a model can do is predict the smoothed target q itself: feed log q as logits.
+@mistake("10.1", "This puts each step on the other branch of the schedule (max instead of min), or leaves out "
+         "the factor d_model^-0.5: the two mistakes give the same numbers here. Step 100 is still in the "
+         "warm-up, step 1,600 past it, and both rates carry the factor d_model^-0.5")
+def _ex_10_1_branch():
+    return _schedule(pick=max)  # equals _schedule(d_model=1) at these two steps
+
+
+@mistake("10.1", "This uses the base model's d_model = 512; the tiny model has d_model = 64")
+def _ex_10_1_base_width():
+    return _schedule(d_model=512)
+
+
+@mistake("10.1", "This uses the paper's warmup of 4,000 steps; the tiny model warms up for 400")
+def _ex_10_1_base_warmup():
+    return _schedule(warmup=4000)
+
+
+# ---------------------------------------------------------------- 10.2, the floor
+
+def _smoothing_floor(eps_ls, vocab_size):
+    """Lowest label-smoothed loss: the loss of a model that predicts the smoothed target q itself."""
     q = torch.full((vocab_size,), eps_ls / vocab_size, dtype=torch.float64)
     q[3] += 1 - eps_ls
     return LabelSmoothingLoss(eps_ls)(q.log()[None], torch.tensor([3])).item()
 
 
+def _entropy(right, other, vocab_size, others=None, log=math.log):
+    """-(right log right + others * other log other), others = vocab_size - 1 by default."""
+    others = vocab_size - 1 if others is None else others
+    return -(right * log(right) + others * other * log(other))
+
+
+CASES = ((0.2, 13), (0.1, 37_000))  # (eps_ls, vocabulary): the tiny model's tokens, the paper's vocabulary
+
+
 @register(
     "10.2",
-    prompt="The lowest label-smoothed loss any model can reach over 13 tokens, for eps_ls = 0.1 and "
-           "for eps_ls = 0.2: a tuple of two floats (floor at 0.1, floor at 0.2).",
-    atol=1e-3,
-    hint="The loss is the cross-entropy H(q, p) = H(q) + KL(q || p), smallest when p = q: "
-         "compute the entropy of the smoothed target q (0.9 + 0.1/13 on the right token, 0.1/13 on each other).",
+    prompt="The lowest label-smoothed loss any model can reach, for eps_ls = 0.2 over the tiny model's "
+           "13 tokens and for eps_ls = 0.1 over the paper's 37,000 tokens: a tuple of two floats "
+           "(floor at 0.2 with 13 tokens, floor at 0.1 with 37,000 tokens), each to 4 decimals.",
+    decimals=4,
+    hint="The loss is the cross-entropy H(q, p) = H(q) + KL(q || p), smallest when p = q: compute the "
+         "entropy of the smoothed target q, with natural logs. Write down q first: every token gets "
+         "eps_ls / V, and the right token 1 - eps_ls on top.",
 )
 def _ex_10_2():
-    return (_smoothing_floor(0.1), _smoothing_floor(0.2))
+    return tuple(_smoothing_floor(eps, V) for eps, V in CASES)
+
+
+@mistake("10.2", "This target gives the right token 1 - eps_ls without its own share eps_ls / V, so it "
+         "does not sum to 1: every token, the right one included, gets eps_ls / V")
+def _ex_10_2_no_share_on_right():
+    return tuple(_entropy(1 - eps, eps / V, V) for eps, V in CASES)
+
+
+@mistake("10.2", "This spreads eps_ls over the V - 1 wrong tokens only; the course's (and PyTorch's) "
+         "smoothing spreads it over all V tokens, the right one included")
+def _ex_10_2_spread_over_others():
+    return tuple(_entropy(1 - eps, eps / (V - 1), V) for eps, V in CASES)
+
+
+@mistake("10.2", "This is the entropy in log base 10; the loss uses natural logs")
+def _ex_10_2_log10():
+    return tuple(_entropy(1 - eps + eps / V, eps / V, V, log=math.log10) for eps, V in CASES)
+
+
+@mistake("10.2", "This is the entropy in bits (log base 2); the loss uses natural logs")
+def _ex_10_2_log2():
+    return tuple(_entropy(1 - eps + eps / V, eps / V, V, log=math.log2) for eps, V in CASES)
+
+
+@mistake("10.2", "This counts one wrong token; the entropy has a term for each of the V - 1 wrong tokens")
+def _ex_10_2_one_other():
+    return tuple(_entropy(1 - eps + eps / V, eps / V, V, others=1) for eps, V in CASES)
+
+
+@mistake("10.2", "The first floor is the one at eps_ls = 0.1 (the chapter's); the exercise asks for "
+         "eps_ls = 0.2 with 13 tokens")
+def _ex_10_2_chapter_eps():
+    return (_smoothing_floor(0.1, 13), _smoothing_floor(*CASES[1]))
+
+
+# ---------------------------------------------------------------- 10.3, knowing nothing
+
+PAPER_VOCAB = 37_000
+
+
+def _uniform_loss(vocab_size, eps_ls=0.1):
+    """The label-smoothed loss of a model that gives every token the same probability."""
+    logits = torch.zeros(1, vocab_size, dtype=torch.float64)
+    return LabelSmoothingLoss(eps_ls, ignore_index=PAD_ID)(logits, torch.tensor([5])).item()
 
 
 @register(
     "10.3",
-    prompt="The label-smoothed loss (eps_ls = 0.1) of an untrained model that gives all 13 tokens "
-           "the same probability: a float.",
-    atol=1e-4,
-    hint="With p = 1/13 everywhere, every log p is the same number, whatever the target.",
+    prompt="The label-smoothed loss (eps_ls = 0.1) of an untrained model that gives all 37,000 tokens of "
+           "the paper's vocabulary the same probability: a float, to 4 decimals.",
+    decimals=4,
+    hint="With the same p for every token, every log p is the same number, whatever the target; "
+         "the weights of the smoothed target add up to 1.",
 )
 def _ex_10_3():
-    logits = torch.zeros(1, 13)
-    return LabelSmoothingLoss(0.1, ignore_index=PAD_ID)(logits, torch.tensor([5])).item()
+    return _uniform_loss(PAPER_VOCAB)
+
+
+@mistake("10.3", "This is the loss over the tiny model's 13 tokens; the exercise asks for the paper's "
+         "37,000-token vocabulary")
+def _ex_10_3_tiny():
+    return _uniform_loss(13)
+
+
+@mistake("10.3", "This uses log base 10; the loss uses natural logs")
+def _ex_10_3_log10():
+    return math.log10(PAPER_VOCAB)
+
+
+@mistake("10.3", "This counts only the right token's share 1 - eps_ls of the target; the eps_ls spread "
+         "over all tokens pays the same -log p on each of them")
+def _ex_10_3_right_share_only():
+    return (1 - 0.1) * _uniform_loss(PAPER_VOCAB)
