@@ -60,6 +60,18 @@ def test_printed_lines_fit_the_column(nb_path):
                       + "\n".join(long[:20]))
 
 
+@pytest.mark.parametrize("nb_path", all_ipynb(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_figure_cell_shows_no_html_table(nb_path):
+    """myst-nb makes every rich output of a cell with ``mystnb: figure`` metadata a figure:
+    a Table there would get the plot's caption and number too. Print its rows instead."""
+    nb = json.loads(nb_path.read_text())
+    bad = [i for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "code"
+           and "figure" in cell.get("metadata", {}).get("mystnb", {})
+           and any("text/html" in out.get("data", {}) for out in cell.get("outputs", [])
+                   if "scrapbook" not in out.get("metadata", {}))]
+    assert not bad, f"figure cells {bad} also show HTML, which the book would caption as a second figure"
+
+
 def test_a_table_has_a_text_form_and_an_html_form():
     t = Table([["base", "0.9077", "(1, 4, 6, 5)"], ["a<b", "12.5", "-"]], ["row", "value", "shape"],
               title="A & B")
@@ -75,6 +87,7 @@ def test_a_table_has_a_text_form_and_an_html_form():
     assert html.startswith('<div class="course-table" style="overflow-x: auto;">')
     assert "<caption>A &amp; B</caption>" in html and "a&lt;b" in html and "a<b" not in html
     assert "(1,\u00a04,\u00a06,\u00a05)" in html, "a shape must not wrap inside its parentheses"
+    assert "</td><td" not in html and "</th><th" not in html, "cells' text must stay apart in the page's text"
     assert "(1, 4, 6, 5)" in text, "the text form keeps plain spaces"
 
 

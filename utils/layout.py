@@ -87,6 +87,8 @@ class Table:
         (a shape such as ``(1, 4, 6, 5)`` stays on one line).
         """
         html = self._tabulate("html", [[_unbreakable_groups(c) for c in row] for row in self.rows])
+        # a space between cells, so that the page's text (search, copy, a screen reader) keeps them apart
+        html = html.replace("</td><td", "</td> <td").replace("</th><th", "</th> <th")
         if self.title:
             html = html.replace("<table>", f"<table>\n<caption>{escape(self.title)}</caption>", 1)
         return f'<div class="course-table" style="overflow-x: auto;">\n{html}\n</div>'
