@@ -1,0 +1,159 @@
+"""No output is cut at the page width: Chromium measures every output block of the book.
+
+The instructor edition is served on 127.0.0.1 and every page of the table of contents
+is opened in Debian's Chromium (Playwright, ``executable_path``) at a 1280 x 900 window,
+the width of a laptop, where the book's text column is about 690 px wide. Every output
+block is measured: each cell's output container and, inside it, each output, ``<pre>``,
+table and image. A block is *cut* when its content is wider than its box
+(``scrollWidth > clientWidth + 1``: it scrolls sideways, hiding the numbers on the right)
+or when it reaches past its output container. At 1280 px none may be cut.
+
+The same pages are measured at a phone's width (390 x 844). There the count of cut
+blocks is printed, not required to be zero: a phone's column holds about 40 characters
+of output, fewer than a tensor's printed row. What is required at both widths is that
+no page scrolls sideways as a whole: a wide block scrolls inside its own box (the
+theme's ``<pre>``, the box around a ``utils.layout.Table``), and on a phone a long
+identifier in the prose breaks (``utils/book/static/course_book.css``).
+
+Every request that leaves 127.0.0.1 is aborted (MathJax too: the math does not change
+the width of an output). Needs Chromium (``apt-get install chromium``; ``bash .ci/test``
+installs it when run as root) and the ``playwright`` package; without them the test is
+skipped with the reason. Run it alone:
+``.venv/bin/python -m pytest -c tests/pytest.ini --rootdir . -n 0 tests/test_layout_browser.py -s``
+(``-s`` shows the per-page counts).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+
+import pytest
+from bookbuild import HTML
+from notebooks import toc_files
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+# Every output block on the page, measured in the page as laid out. The output
+# container (div.cell_output) and each output, <pre>, table and image in it: cut when
+# its content is wider than its box, or when it reaches past its container's right edge.
+MEASURE = """() => {
+  const cut = [];
+  const outputs = [...document.querySelectorAll('article div.cell_output')];
+  outputs.forEach((box, i) => {
+    const right = box.getBoundingClientRect().right;
+    const parts = [box, ...box.querySelectorAll('div.output, pre, table, img, figure')];
+    const over = parts.filter(el => el.scrollWidth > el.clientWidth + 1
+                                    || el.getBoundingClientRect().right > right + 1);
+    if (over.length) {
+      const el = over[over.length - 1];
+      cut.push({index: i, tag: el.tagName.toLowerCase(), content: el.scrollWidth, box: el.clientWidth,
+                text: (box.innerText || '').trim().split('\\n')[0].slice(0, 70)});
+    }
+  });
+  const column = document.querySelector('article');
+  const root = document.scrollingElement;
+  return {outputs: outputs.length, cut: cut, column: column ? column.clientWidth : 0,
+          page_overflow: root.scrollWidth > root.clientWidth + 1 ? root.scrollWidth - root.clientWidth : 0};
+}"""
+
+
+def chromium_path() -> str | None:
+    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                 shutil.which("chromium-browser")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # the browser drops connections when it leaves a page; not a failure
+
+
+@pytest.fixture(scope="module")
+def site(built_book):
+    code, log = built_book
+    assert code == 0 and (HTML / "chapters").is_dir(), f"the book did not build in {HTML}:\n{log[-2000:]}"
+    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(HTML)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (pip install -r requirements.txt)")
+    exe = chromium_path()
+    if exe is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium; bash .ci/test does it as root)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
+
+
+def measure(browser, site, viewport) -> dict[str, dict]:
+    """{page name: {outputs, cut: [...], column}} for every toc page at ``viewport``."""
+    context = browser.new_context(viewport=viewport)
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(site) else r.abort())
+    page = context.new_page()
+    reports = {}
+    for name in toc_files():
+        page.goto(site + f"{name}.html", wait_until="load", timeout=60000)
+        reports[name] = page.evaluate(MEASURE)
+    context.close()
+    return reports
+
+
+def summary(reports, viewport) -> str:
+    total = sum(len(r["cut"]) for r in reports.values())
+    pages = sum(bool(r["cut"]) for r in reports.values())
+    outputs = sum(r["outputs"] for r in reports.values())
+    wide = [name for name, r in reports.items() if r["page_overflow"]]
+    lines = [f"at {viewport['width']} px: {total} of {outputs} output blocks cut, on {pages} pages; "
+             f"{len(wide)} pages scroll sideways{': ' + ', '.join(wide) if wide else ''}"]
+    for name, r in reports.items():
+        if r["cut"]:
+            lines.append(f"  {name}: {len(r['cut'])} of {r['outputs']} (column {r['column']} px)")
+            lines += [f"    #{c['index']} <{c['tag']}> {c['content']} > {c['box']} px: {c['text']}" for c in r["cut"]]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def desktop(browser, site):
+    return measure(browser, site, DESKTOP)
+
+
+def test_no_output_is_cut_at_1280_px(desktop):
+    assert sum(r["outputs"] for r in desktop.values()) > 100, "found almost no outputs: has the HTML changed?"
+    text = summary(desktop, DESKTOP)
+    print("\n" + text)
+    assert not any(r["cut"] or r["page_overflow"] for r in desktop.values()), text
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, site):
+    """At 390 px the cut blocks are counted and printed (a phone cannot show every row),
+    and each scrolls inside its own box: the page itself never scrolls sideways."""
+    phone = measure(browser, site, PHONE)
+    text = summary(phone, PHONE)
+    print("\n" + text)
+    assert sum(r["outputs"] for r in phone.values()) > 100
+    assert not any(r["page_overflow"] for r in phone.values()), text
