@@ -15,8 +15,9 @@ no page scrolls sideways as a whole: a wide block scrolls inside its own box (th
 theme's ``<pre>``, the box around a ``utils.layout.Table``), and on a phone a long
 identifier in the prose breaks (``utils/book/static/course_book.css``).
 
-Every request that leaves 127.0.0.1 is aborted (MathJax too: the math does not change
-the width of an output). Needs Chromium (``apt-get install chromium``; ``bash .ci/test``
+Every request that leaves 127.0.0.1 is aborted, except that MathJax's CDN is answered
+from the local copy ``tests/test_browser.py`` caches (``COURSE_MATHJAX_DIR``), when there
+is one, so that typeset formulas are measured too. Needs Chromium (``apt-get install chromium``; ``bash .ci/test``
 installs it when run as root) and the ``playwright`` package; without them the test is
 skipped with the reason. Run it alone:
 ``.venv/bin/python -m pytest -c tests/pytest.ini --rootdir . -n 0 tests/test_layout_browser.py -s``
@@ -28,8 +29,10 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import pathlib
 import shutil
 import threading
+from urllib.parse import urlparse
 
 import pytest
 from bookbuild import HTML
@@ -39,11 +42,18 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/"
 
 # Every output block on the page, measured in the page as laid out. The output
 # container (div.cell_output) and each output, <pre>, table and image in it: cut when
 # its content is wider than its box, or when it reaches past its container's right edge.
-MEASURE = """() => {
+MEASURE = """async () => {
+  if (document.querySelector('article .math')) {  // let MathJax typeset, if it loads
+    const t0 = Date.now();
+    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && Date.now() - t0 < 5000)
+      await new Promise(r => setTimeout(r, 100));
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  }
   const cut = [];
   const outputs = [...document.querySelectorAll('article div.cell_output')];
   outputs.forEach((box, i) => {
@@ -60,6 +70,7 @@ MEASURE = """() => {
   const column = document.querySelector('article');
   const root = document.scrollingElement;
   return {outputs: outputs.length, cut: cut, column: column ? column.clientWidth : 0,
+          math: document.querySelectorAll('article mjx-container').length,
           page_overflow: root.scrollWidth > root.clientWidth + 1 ? root.scrollWidth - root.clientWidth : 0};
 }"""
 
@@ -110,10 +121,36 @@ def browser():
         b.close()
 
 
+def mathjax_dir() -> pathlib.Path | None:
+    """The local copy of the mathjax@3 package that tests/test_browser.py caches, if any."""
+    cache = pathlib.Path(os.environ.get("COURSE_MATHJAX_DIR")
+                         or pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache"))
+                         / "aiayn-course" / "mathjax3")
+    return cache if (cache / "es5" / "tex-mml-chtml.js").is_file() else None
+
+
+def offline(site):
+    """A route handler: the served book (and inline data: images) load, MathJax's CDN is
+    answered from the local copy if there is one, and every other request is aborted."""
+    local = mathjax_dir()
+
+    def route(r):
+        url = r.request.url
+        if url.startswith((site, "data:")):
+            return r.continue_()
+        if local and url.startswith(MATHJAX_CDN):
+            path = local / urlparse(url).path.split("/mathjax@3/", 1)[1]
+            if path.is_file():
+                return r.fulfill(path=str(path))
+        return r.abort()
+
+    return route
+
+
 def measure(browser, site, viewport) -> dict[str, dict]:
-    """{page name: {outputs, cut: [...], column}} for every toc page at ``viewport``."""
+    """{page name: {outputs, cut: [...], column, math, page_overflow}} for every toc page at ``viewport``."""
     context = browser.new_context(viewport=viewport)
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(site) else r.abort())
+    context.route("**/*", offline(site))
     page = context.new_page()
     reports = {}
     for name in toc_files():
@@ -128,8 +165,10 @@ def summary(reports, viewport) -> str:
     pages = sum(bool(r["cut"]) for r in reports.values())
     outputs = sum(r["outputs"] for r in reports.values())
     wide = [name for name, r in reports.items() if r["page_overflow"]]
+    math = sum(r["math"] for r in reports.values())
     lines = [f"at {viewport['width']} px: {total} of {outputs} output blocks cut, on {pages} pages; "
-             f"{len(wide)} pages scroll sideways{': ' + ', '.join(wide) if wide else ''}"]
+             f"{len(wide)} pages scroll sideways{': ' + ', '.join(wide) if wide else ''} "
+             f"({math} typeset formulas{'' if math else ': MathJax did not load'})"]
     for name, r in reports.items():
         if r["cut"]:
             lines.append(f"  {name}: {len(r['cut'])} of {r['outputs']} (column {r['column']} px)")
