@@ -14,7 +14,7 @@ if not is_course(root):
         raise ImportError("This course needs PyTorch; install it (https://pytorch.org), then rerun this cell.")
     source = os.environ.get("COURSE_SOURCE", COURSE_REPO)  # COURSE_SOURCE: a fork or a local copy
     subprocess.run(["git", "clone", "--quiet", "--depth", "1", source, str(root)], check=True)
-missing = [m for m in ("numpy", "matplotlib") if importlib.util.find_spec(m) is None]
+missing = [m for m in ("numpy", "matplotlib", "tabulate") if importlib.util.find_spec(m) is None]
 if missing:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
 if str(root) not in sys.path:

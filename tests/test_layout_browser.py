@@ -15,9 +15,8 @@ no page scrolls sideways as a whole: a wide block scrolls inside its own box (th
 theme's ``<pre>``, the box around a ``utils.layout.Table``), and on a phone a long
 identifier in the prose breaks (``utils/book/static/course_book.css``).
 
-Every request that leaves 127.0.0.1 is aborted, except that MathJax's CDN is answered
-from the local copy ``tests/test_browser.py`` caches (``COURSE_MATHJAX_DIR``), when there
-is one, so that typeset formulas are measured too. Needs Chromium (``apt-get install chromium``; ``bash .ci/test``
+Every request that leaves 127.0.0.1 is aborted; MathJax ships with the book
+(``utils/book/offline_math.py``), so typeset formulas are measured too. Needs Chromium (``apt-get install chromium``; ``bash .ci/test``
 installs it when run as root) and the ``playwright`` package; without them the test is
 skipped with the reason. Run it alone:
 ``.venv/bin/python -m pytest -c tests/pytest.ini --rootdir . -n 0 tests/test_layout_browser.py -s``
@@ -29,10 +28,8 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import pathlib
 import shutil
 import threading
-from urllib.parse import urlparse
 
 import pytest
 from bookbuild import HTML
@@ -42,7 +39,6 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/"
 
 # Every output block on the page, measured in the page as laid out. The output
 # container (div.cell_output) and each output, <pre>, table and image in it: cut when
@@ -121,27 +117,13 @@ def browser():
         b.close()
 
 
-def mathjax_dir() -> pathlib.Path | None:
-    """The local copy of the mathjax@3 package that tests/test_browser.py caches, if any."""
-    cache = pathlib.Path(os.environ.get("COURSE_MATHJAX_DIR")
-                         or pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache"))
-                         / "aiayn-course" / "mathjax3")
-    return cache if (cache / "es5" / "tex-mml-chtml.js").is_file() else None
-
-
 def offline(site):
-    """A route handler: the served book (and inline data: images) load, MathJax's CDN is
-    answered from the local copy if there is one, and every other request is aborted."""
-    local = mathjax_dir()
+    """A route handler: the served book (MathJax included, it ships with it) and inline
+    data: images load; every other request is aborted."""
 
     def route(r):
-        url = r.request.url
-        if url.startswith((site, "data:")):
+        if r.request.url.startswith((site, "data:")):
             return r.continue_()
-        if local and url.startswith(MATHJAX_CDN):
-            path = local / urlparse(url).path.split("/mathjax@3/", 1)[1]
-            if path.is_file():
-                return r.fulfill(path=str(path))
         return r.abort()
 
     return route
