@@ -178,8 +178,10 @@ def test_student_edition_contains_no_solution_text(texts):
 
 def test_student_edition_has_the_chapters_and_exercises(texts):
     for name in toc_files():
-        if name.startswith("chapters/"):
+        if name.startswith("chapters/") and name not in editions.INSTRUCTOR_PAGES:
             assert (STUDENT_HTML / f"{name}.html").is_file(), f"student edition lacks {name}"
+    for name in editions.INSTRUCTOR_PAGES:
+        assert not (STUDENT_HTML / f"{name}.html").is_file(), f"the student edition has {name}"
     for md in chapter_sources():
         for label in re.findall(r"^:label:\s*(ex-\S+)", md.read_text(), flags=re.M):
             page = (STUDENT_HTML / "chapters" / f"{md.stem}.html").read_text()
@@ -195,7 +197,9 @@ def test_edition_configs_are_derived_from_the_instructor_ones():
     toc = editions.student_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()))
     names = [e["file"] for p in toc["parts"] for e in p["chapters"]]
     assert names and not [n for n in names if n.startswith("solutions/")]
-    assert [n for n in toc_files() if n.startswith("chapters/")] == [toc["root"], *names]
+    assert [n for n in toc_files() if n.startswith("chapters/") and n not in editions.INSTRUCTOR_PAGES] == [
+        toc["root"], *names]
+    assert not set(editions.INSTRUCTOR_PAGES) & set(names), "the instructors' page is for the instructor edition only"
 
 
 def test_strip_solutions_removes_only_solution_blocks():

@@ -35,7 +35,7 @@ from utils import (
 from utils import variations as V
 from utils.checks import id_list, is_int
 from utils.decoding import length_penalty
-from utils.exercises import compare
+from utils.exercises import Exercise, diagnose
 from utils.figures import (
     explorer_figure,
     explorer_steps,
@@ -354,5 +354,7 @@ def test_explorer_takes_a_numpy_step(model):
 
 
 def test_answer_checkers_take_numpy_ints():
-    assert compare(I(42), 42) is None and compare(np.int32(42), I(42)) is None
-    assert "should be an int, got" in compare(True, 42)
+    def ex(value):
+        return Exercise("0.0", "a toy", lambda: value)
+    assert diagnose(I(42), ex(42)) is None and diagnose(np.int32(42), ex(I(42))) is None
+    assert "should be an int, got" in diagnose(True, ex(42))
