@@ -211,7 +211,7 @@ def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
         if not isinstance(answer, (list, tuple)):
             return None, f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
         if len(answer) != len(expected):
-            return None, f"{path} has {len(answer)} items, expected {len(expected)}"
+            return None, f"{path} has {len(answer)} item{'s' if len(answer) != 1 else ''}, expected {len(expected)}"
         out = []
         for i, (a, e) in enumerate(zip(answer, expected)):
             item, msg = _kind(a, e, f"{path}[{i}]")
@@ -347,7 +347,8 @@ def check(id: str, answer) -> Verdict:
         raise TypeError(f"the exercise id must be a string such as \"2.1\", got {_describe(id)}")
     _load_all()
     if id not in EXERCISES:
-        raise KeyError(f"no exercise {id!r}; known exercises: {sorted(EXERCISES)}")
+        raise KeyError(f"no exercise {id!r}; known exercises: "
+                       f"{sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split('.')))}")
     ex = EXERCISES[id]
     if answer is ...:
         with torch.random.fork_rng(devices=[]):
