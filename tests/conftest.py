@@ -23,6 +23,33 @@ torch.set_num_threads(1)
 import pytest  # noqa: E402
 
 
+def _retry_kernel_start():
+    """Start a notebook's Jupyter kernel again if it dies before answering.
+
+    nbval starts one kernel per notebook. On a fresh clone a kernel once died before its
+    first reply ("Kernel died before replying to kernel_info", one start in about 60),
+    which failed every cell of a notebook that had not run a line; a likely cause is a
+    port taken between jupyter_client choosing it and the kernel binding it. Only the
+    start is retried (three tries); a failure inside a notebook is never retried.
+    """
+    import nbval.kernel
+
+    start = nbval.kernel.start_new_kernel
+
+    def start_with_retries(*args, **kwargs):
+        for attempt in range(3):
+            try:
+                return start(*args, **kwargs)
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+
+    nbval.kernel.start_new_kernel = start_with_retries
+
+
+_retry_kernel_start()
+
+
 def _build_once(edition, tmp_path_factory, worker_id):
     """Build ``edition`` once per test run, even with several pytest-xdist workers.
 
