@@ -25,18 +25,10 @@ skipped with the reason. Run it alone:
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import shutil
-import threading
-
 import pytest
-from bookbuild import HTML
+import test_browser
 from notebooks import toc_files
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
@@ -71,68 +63,15 @@ MEASURE = """async () => {
 }"""
 
 
-def chromium_path() -> str | None:
-    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                 shutil.which("chromium-browser")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # the browser drops connections when it leaves a page; not a failure
-
-
-@pytest.fixture(scope="module")
-def site(built_book):
-    code, log = built_book
-    assert code == 0 and (HTML / "chapters").is_dir(), f"the book did not build in {HTML}:\n{log[-2000:]}"
-    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(HTML)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (pip install -r requirements.txt)")
-    exe = chromium_path()
-    if exe is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium; bash .ci/test does it as root)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
-
-
-def offline(site):
-    """A route handler: the served book (MathJax included, it ships with it) and inline
-    data: images load; every other request is aborted."""
-
-    def route(r):
-        if r.request.url.startswith((site, "data:")):
-            return r.continue_()
-        return r.abort()
-
-    return route
+# The served book, the browser and the offline route are tests/test_browser.py's.
+browser = test_browser.browser
+site = test_browser.site
 
 
 def measure(browser, site, viewport) -> dict[str, dict]:
     """{page name: {outputs, cut: [...], column, math, page_overflow}} for every toc page at ``viewport``."""
     context = browser.new_context(viewport=viewport)
-    context.route("**/*", offline(site))
+    context.route("**/*", test_browser.offline_route(site, set(), also_allow=("data:",)))
     page = context.new_page()
     reports = {}
     for name in toc_files():
