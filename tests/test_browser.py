@@ -9,7 +9,8 @@ without a TeX error, and no TeX delimiter left in the page's text. The images mu
 have alt text, and no page may raise a JavaScript error. On the served book the Colab and
 Kaggle links must open this page's notebook in the configured repository, every same-site
 link must resolve (no 404, and its ``#anchor`` must exist), and the search page must find
-"positional". Chapter pages are photographed into a temporary folder
+"positional", and on each page, measured at a laptop's and then a phone's width, no output
+may be cut (``tests/layout_measure.py`` says what that means). Chapter pages are photographed into a temporary folder
 (``COURSE_SCREENSHOT_DIR`` to choose it) for a person to look at.
 
 Needs: ``apt-get install chromium`` (``bash .ci/test`` installs it when run as root) and
@@ -31,6 +32,7 @@ from urllib.parse import urldefrag
 
 import pytest
 from bookbuild import COLAB, HTML, KAGGLE, expected_links, notebook_pages
+from layout_measure import DESKTOP, MEASURE, PHONE, summary
 from notebooks import ROOT, toc_files
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -143,11 +145,14 @@ def offline_route(site, external, also_allow=()):
     return route
 
 
-def open_every_page(browser, base, screenshot_dir, suffix=""):
+def open_every_page(browser, base, screenshot_dir, suffix="", layout=False):
     """Open every toc page under ``base`` once, offline; {page name: report} plus what
-    went wrong on the way. Screenshots of SCREENSHOT_PAGES are named with ``suffix``."""
+    went wrong on the way. Screenshots of SCREENSHOT_PAGES are named with ``suffix``.
+    With ``layout``, each page's output blocks are also measured (``layout_measure.MEASURE``)
+    at 1280 px and, after resizing the same page, at 390 px: {"desktop": {page: ...},
+    "phone": {page: ...}} under "layout"."""
     external, failed, errors = set(), [], []
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport=DESKTOP)
     context.route("**/*", offline_route(base, external))
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
@@ -158,7 +163,7 @@ def open_every_page(browser, base, screenshot_dir, suffix=""):
     page.on("requestfailed", lambda req: failed.append(f"{req.failure} {req.url}")
             if base.startswith("file:") and req.url.startswith(base) and "ERR_ABORTED" not in (req.failure or "")
             else None)
-    reports = {}
+    reports, measured = {}, {"desktop": {}, "phone": {}}
     for name in toc_files():
         page.goto(base + f"{name}.html", wait_until="load", timeout=60000)
         reports[name] = page.evaluate(PAGE_REPORT)
@@ -166,15 +171,20 @@ def open_every_page(browser, base, screenshot_dir, suffix=""):
             stem = name.replace("/", "_") + suffix
             page.screenshot(path=str(screenshot_dir / f"{stem}.png"), full_page=True)
             page.screenshot(path=str(screenshot_dir / f"{stem}_top.png"))
+        if layout:
+            measured["desktop"][name] = page.evaluate(MEASURE)
+            page.set_viewport_size(PHONE)
+            measured["phone"][name] = page.evaluate(MEASURE)
+            page.set_viewport_size(DESKTOP)
     print(f"\n{base}: screenshots in {screenshot_dir}; external requests blocked: {sorted(external)}")
     return context, {"pages": reports, "failed": failed, "errors": errors, "external": external,
-                     "site": base, "page": page}
+                     "site": base, "page": page, "layout": measured}
 
 
 @pytest.fixture(scope="module")
 def crawl(browser, site, screenshot_dir):
-    """Every toc page of the served book, opened once (see ``open_every_page``)."""
-    context, result = open_every_page(browser, site, screenshot_dir)
+    """Every toc page of the served book, opened once and measured at two widths (see ``open_every_page``)."""
+    context, result = open_every_page(browser, site, screenshot_dir, layout=True)
     yield result
     context.close()
 
@@ -281,3 +291,21 @@ def test_screenshots_were_taken(crawl, screenshot_dir):
         if name in crawl["pages"]:
             shot = screenshot_dir / f"{name.replace('/', '_')}.png"
             assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot of {name}"
+
+
+def test_no_output_is_cut_at_1280_px(crawl):
+    desktop = crawl["layout"]["desktop"]
+    assert sum(r["outputs"] for r in desktop.values()) > 100, "found almost no outputs: has the HTML changed?"
+    text = summary(desktop, DESKTOP)
+    print("\n" + text)
+    assert not any(r["cut"] or r["page_overflow"] for r in desktop.values()), text
+
+
+def test_no_page_scrolls_sideways_on_a_phone(crawl):
+    """At 390 px the cut blocks are counted and printed (a phone cannot show every row),
+    and each scrolls inside its own box: the page itself never scrolls sideways."""
+    phone = crawl["layout"]["phone"]
+    text = summary(phone, PHONE)
+    print("\n" + text)
+    assert sum(r["outputs"] for r in phone.values()) > 100
+    assert not any(r["page_overflow"] for r in phone.values()), text

@@ -1,6 +1,6 @@
 """Printed output fits the book's text column, without a browser.
 
-``tests/test_layout_browser.py`` measures every output block of the built book in
+``tests/test_browser.py`` measures every output block of the built book in
 Chromium. This test checks the same thing where no browser is installed, on the
 stored notebooks: every line of text the book shows in a monospace block (printed
 output, and a result's ``text/plain`` form when it has no HTML or image form) holds at

@@ -1,7 +1,7 @@
 """Outputs that fit the page: results tables, and long text the browser wraps.
 
 No output of the book may be wider than its text column (about 77 characters of
-monospace at 1280 px; ``tests/test_layout_browser.py`` measures every page). Printed
+monospace at 1280 px; ``tests/test_browser.py`` measures every page). Printed
 lines are kept short with ``textwrap`` or line breaks; two kinds of output need more:
 
 * :class:`Table`, a results table. A chapter builds it from rows of strings it has
