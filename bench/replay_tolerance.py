@@ -10,6 +10,11 @@ gap measured, times a margin:
 
     PYTHONPATH=. .venv/bin/python bench/replay_tolerance.py
     ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE PYTHONPATH=. .venv/bin/python bench/replay_tolerance.py
+
+With ``--live`` it measures instead chapter 10's live run (the reference run's first
+``LIVE_STEPS`` steps): the largest gap, over the losses the chapter compares (the first
+step, each 100-step mean of the training loss, the test loss every 100 steps), from
+which the chapter's ``LIVE_BAND`` is set.
 """
 
 import os
@@ -58,5 +63,30 @@ def main():
     print(f"largest: {max(gaps.values()):.2e}")
 
 
+LIVE_STEPS = 200  # chapter 10's
+
+
+def live():
+    """Chapter 10's live run against the reference run, on this path: the largest gap."""
+    from utils.training import TEST_SEED, reversal_batch
+
+    print(f"path: ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')} MKL_CBWR={os.environ.get('MKL_CBWR')} "
+          f"(PyTorch uses {torch.backends.cpu.get_cpu_capability()}); {reference_run.machine()['cpu']}")
+    reference = reference_run.load()
+    set_seed(0)
+    test = reversal_batch(500, torch.Generator().manual_seed(TEST_SEED))
+    history = train(Transformer(**TINY), LIVE_STEPS, test=test, progress=False, log_every=LIVE_STEPS)
+    mine, ref = history["train_loss"], reference["train_loss"]
+    gaps = {"train loss, step 1": abs(mine[0] - ref[0]).item()}
+    for lo in range(0, LIVE_STEPS, 100):
+        gaps[f"mean train loss, steps {lo + 1}-{lo + 100}"] = abs(mine[lo:lo + 100].mean() - ref[lo:lo + 100].mean()).item()
+    reference_test = dict(zip(reference["test_step"], reference["test_loss"]))
+    for step, loss in zip(history["test_step"], history["test_loss"]):
+        gaps[f"test loss, step {step}"] = abs(loss - reference_test[step])
+    for what, value in gaps.items():
+        print(f"chapter 10 live run, {what:<32} |yours - reference| = {value:.4f}")
+    print(f"largest: {max(gaps.values()):.4f}")
+
+
 if __name__ == "__main__":
-    main()
+    live() if "--live" in sys.argv[1:] else main()
