@@ -289,6 +289,8 @@ class RecurrentSeq2Seq(nn.Module):
         Masks left as None are built from ``pad_id`` as the Transformer builds them:
         src_mask = padding_mask(src), tgt_mask = target_mask(tgt).
         """
+        check_ids(src, "src")
+        check_ids(tgt, "tgt")
         if src_mask is None:
             src_mask = padding_mask(src, self.pad_id)
         if tgt_mask is None:
