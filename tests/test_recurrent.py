@@ -212,8 +212,10 @@ def test_unknown_field_of_the_g2p_model():
 
 def test_bad_ids(lively):
     src, tgt = pad_to(SRCS, 7), pad_to(TGTS, 6)
-    with pytest.raises(TypeError, match="src must hold integer token ids"):
+    with pytest.raises(TypeError, match="ids must hold integer token ids"):
         lively(src.float(), tgt)
+    with pytest.raises(TypeError, match="src must hold integer token ids"):
+        lively.encode(src.float())
     with pytest.raises(ValueError, match=r"src must have shape \(batch, len\), got \(7,\)"):
         lively.encode(src[0])
     with pytest.raises(ValueError, match=r"src must have shape \(batch, len\) with len >= 1, got \(3, 0\)"):

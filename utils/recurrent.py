@@ -37,7 +37,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .checks import check_ids, check_mask, check_memory, check_positive_int, check_probability, check_tensor, is_int
 from .embeddings import Embeddings
-from .masks import PAD_ID, padding_mask, target_mask
+from .masks import PAD_ID, padding_mask
+from .model import Transformer
 
 #: The recurrent model compared with the G2P Transformer (``utils.g2p.G2P_MODEL``): the
 #: same embedding width (so ``make_optimizer`` gives it the same learning-rate schedule)
@@ -83,6 +84,7 @@ def additive_attention(query, keys, v, values, mask=None):
             f"values {tuple(values.shape)}"
         )
     scores = v(torch.tanh(query[:, None, :] + keys))[..., 0]  # (batch, src_len)
+    # From here on, the masked softmax of scaled_dot_product_attention (utils/attention.py).
     if mask is not None:
         check_mask(mask, scores.shape)
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
@@ -283,20 +285,9 @@ class RecurrentSeq2Seq(nn.Module):
         """Output layer tied to the embedding: (..., d_embed) -> logits (..., vocab_size)."""
         return F.linear(t, self.embed.lut.weight)
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None):
-        """Logits (batch, tgt_len, vocab_size) for decoder input ``tgt``.
-
-        Masks left as None are built from ``pad_id`` as the Transformer builds them:
-        src_mask = padding_mask(src), tgt_mask = target_mask(tgt).
-        """
-        check_ids(src, "src")
-        check_ids(tgt, "tgt")
-        if src_mask is None:
-            src_mask = padding_mask(src, self.pad_id)
-        if tgt_mask is None:
-            tgt_mask = target_mask(tgt, self.pad_id)
-        memory = self.encode(src, src_mask)
-        return self.generator(self.decode(tgt, memory, src_mask, tgt_mask))
+    # Logits (batch, tgt_len, vocab_size) for decoder input ``tgt``: the Transformer's forward,
+    # word for word (masks left as None built from pad_id, encode, decode, generator).
+    forward = Transformer.forward
 
 
 def new_recurrent_model(vocab_size: int = 69, **overrides) -> RecurrentSeq2Seq:
