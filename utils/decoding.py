@@ -25,10 +25,15 @@ def _check_src(src, batch_of_one=False):
 
 
 def _check_model(model):
+    """The decoders take any ``nn.Module`` with the Transformer's decoding interface:
+    ``encode(src, src_mask) -> memory``, ``decode(tgt, memory, src_mask, tgt_mask) ->
+    (batch, tgt_len, width)``, ``generator(y) -> logits`` and ``pad_id``, such as
+    ``utils.model.Transformer`` or ``utils.recurrent.RecurrentSeq2Seq``."""
     if not isinstance(model, torch.nn.Module) or not all(
             hasattr(model, name) for name in ("encode", "decode", "generator", "pad_id")):
-        raise TypeError(f"model must be a utils.model.Transformer (with encode, decode, generator and pad_id), "
-                        f"got {type(model).__name__}")
+        raise TypeError(f"model must be a utils.model.Transformer or a model with its decoding interface "
+                        f"(an nn.Module with encode, decode, generator and pad_id, such as "
+                        f"utils.recurrent.RecurrentSeq2Seq), got {type(model).__name__}")
     if model.training:
         raise RuntimeError("model is in training mode (dropout is active): call model.eval() before decoding")
 
