@@ -36,11 +36,13 @@ import tempfile
 import unicodedata
 import zlib
 
-import torch
-
 from .checks import id_list, is_int
+
+# The same batches as chapter 15's (re-exported, not copied): collate pads (src, tgt) id lists into
+# (batch, S) and (batch, T) long tensors with PAD_ID; make_batches is training.length_batches over
+# max(source length, target length), each batch at most max_tokens tokens counting padding (section 5.1).
+from .g2p import collate, make_batches  # noqa: F401
 from .masks import BOS_ID, EOS_ID, PAD_ID
-from .training import length_batches
 
 #: Where Debian's package puts the dictionary; ``TRANS_DE_EN`` or ``path=`` override it.
 DATA = pathlib.Path("/usr/share/trans/de-en")
@@ -199,7 +201,7 @@ def split_key(german: str) -> str:
     return " ".join(_PUNCT.sub(" ", normalize(german).casefold()).split())
 
 
-def split_of(german: str) -> str:
+def split_of_german(german: str) -> str:
     """'train', 'dev' or 'test': ``zlib.crc32(split_key(german)) % 100`` in 0-79, 80-89, 90-99.
 
     The split is by German sentence (its ``split_key``), so every translation of a
@@ -213,7 +215,7 @@ def split_of(german: str) -> str:
 
 
 def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
-    """``sentence_pairs()`` split by ``split_of(german)``: {split: [(German, English), ...]}.
+    """``sentence_pairs()`` split by ``split_of_german(german)``: {split: [(German, English), ...]}.
 
     For trans-de-en 1.9-6: train 11,881 pairs (11,834 German sentences), dev 1,451
     (1,449), test 1,340 (1,336). Pairs keep file order within each split.
@@ -223,12 +225,12 @@ def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
     """
     out = {name: [] for name in SPLITS}
     for de, en in sentence_pairs(path):
-        out[split_of(de)].append((de, en))
+        out[split_of_german(de)].append((de, en))
     return out
 
 
 @functools.lru_cache(maxsize=4)
-def _pairs_once(path=None) -> dict[str, list[tuple[str, str]]]:
+def _pairs_once(path) -> dict[str, list[tuple[str, str]]]:
     """``load_pairs(path)``, parsed once per process, for code that only reads it (never mutate it)."""
     return load_pairs(path)
 
@@ -246,6 +248,22 @@ def references(pairs) -> dict[str, list[str]]:
     for de, en in pairs:
         out.setdefault(de, []).append(en)
     return out
+
+
+def reference_streams(pairs) -> tuple[list[str], list[list[str | None]]]:
+    """(German sources, reference streams) in the form sacrebleu's ``corpus_score`` takes.
+
+    One source per distinct German sentence; stream k holds each source's k-th English
+    reference, or None where it has fewer (sacrebleu then scores with a variable number
+    of references and its signature says ``nrefs:var``). For the test split of 1.9-6:
+    1,336 sources, 2 streams (4 sources have a second reference).
+
+    Raises:
+        TypeError: as for ``references``.
+    """
+    refs = references(pairs)
+    k = max(map(len, refs.values()), default=0)
+    return list(refs), [[r[j] if j < len(r) else None for r in refs.values()] for j in range(k)]
 
 
 # ---------------------------------------------------------------- words and short phrases
@@ -297,7 +315,7 @@ def phrase_pairs(path=None, protect=("dev", "test"), counts=None) -> list[tuple[
     counts = collections.Counter() if counts is None else counts
     index = {}  # first key word -> key words of every protected sentence (German and English)
     for name in protect:
-        for de, en in _pairs_once(path)[name]:
+        for de, en in _pairs_once(data_path(path))[name]:
             for words in (_key_words(de), _key_words(en)):
                 index.setdefault(words[0], set()).add(words)
     seen, out = set(), []
@@ -486,7 +504,7 @@ def train_vocab(model_file, vocab_size=VOCAB_SIZE, path=None) -> pathlib.Path:
     written = io.BytesIO()  # not model_prefix: sentencepiece would store the path in the file
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(vocab_sentences(_pairs_once(path)["train"])), model_writer=written,
+            sentence_iterator=iter(vocab_sentences(_pairs_once(data_path(path))["train"])), model_writer=written,
             model_type="bpe", vocab_size=int(vocab_size), character_coverage=1.0,
             normalization_rule_name="identity", pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID,
             pad_piece="<pad>", bos_piece="<s>", eos_piece="</s>", unk_piece="<unk>",
@@ -561,23 +579,9 @@ def decode(ids, sp=None) -> str:
     return sp.decode(out)
 
 
-def examples(pairs, sp=None) -> list[tuple[list[int], list[int]]]:
+def encode_pairs(pairs, sp=None) -> list[tuple[list[int], list[int]]]:
     """(German ids, English ids followed by ``</s>``) for every pair."""
     return [(encode(de, sp), encode(en, sp) + [EOS_ID]) for de, en in pairs]
-
-
-def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pad a list of (src ids, tgt ids) into src (batch, S) and tgt (batch, T) long tensors
-    (``PAD_ID`` fills; the same as ``utils.g2p.collate``)."""
-    from .g2p import collate as _collate
-
-    return _collate(pairs)
-
-
-def make_batches(pairs, max_tokens) -> list[list[int]]:
-    """``length_batches`` over max(source length, target length): section 5.1's batches by
-    approximate length, each at most ``max_tokens`` tokens counting padding."""
-    return length_batches([max(len(s), len(t)) for s, t in pairs], max_tokens)
 
 
 # ---------------------------------------------------------------- choosing the size
@@ -609,7 +613,7 @@ def _main(argv=None):
     else:
         with tempfile.TemporaryDirectory() as tmp:
             for size in args.sizes:
-                r = measure_vocab(load_vocab(train_vocab(pathlib.Path(tmp) / f"v{size}.model", size)), _pairs_once())
+                r = measure_vocab(load_vocab(train_vocab(pathlib.Path(tmp) / f"v{size}.model", size)), _pairs_once(data_path()))
                 print(f"{size:>5}: German {r['de_tokens']:.2f} and English {r['en_tokens']:.2f} tokens per test "
                       f"sentence; test tokens <unk> {r['unk']:.3%}, rare (<10 in train) {r['rare']:.2%}")
 
