@@ -67,6 +67,17 @@ _ANNOTATION = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)")
 _PUNCT = re.compile(r"[^\w\s]")
 
 #: The shipped shared vocabulary (the size chosen in ``VOCAB_SIZE``, trained on the train split).
+#: ``python -m utils.translation measure`` on 1.9-6's test split (tokens per sentence; share of
+#: test tokens that are <unk>, or pieces seen fewer than 10 times in the encoded train split):
+#:
+#:   size  German  English  <unk>  rare
+#:   1000   19.07    17.93     0%  0.02%
+#:   2000   16.50    15.62     0%  0.08%
+#:   4000   14.56    13.73     0%  0.39%
+#:   8000   12.93    12.32     0%  7.07%
+#:
+#: 4000 keeps sequences short (about 1.8 pieces per word) while almost every piece is
+#: seen often enough in training to learn its embedding; at 8000, 7% of test tokens are rare.
 SHIPPED = pathlib.Path(__file__).resolve().parent / "checkpoints" / "translation"
 VOCAB_SIZE = 4000
 VOCAB_FILE = SHIPPED / "de_en_bpe.model"
@@ -302,9 +313,11 @@ def phrase_pairs(path=None, protect=("dev", "test"), counts=None) -> list[tuple[
     a sentence (``.``, ``?``, ``!``, unless with a placeholder such as 'etw.'). To keep
     the held-out sentences unseen, a pair is dropped when its German (or English), by
     ``split_key`` words, equals or contains a German (or English) sentence of a split
-    in ``protect``. For 1.9-6: 377,087 non-sentence parts give 367,372 distinct pairs,
-    of which 0 touch a dev or test sentence (the check still runs). Pass a
-    ``collections.Counter`` as ``counts`` for the count of every step.
+    in ``protect`` (words such as 'do-it-yourself' that contain the 3-word sentence 'Do
+    it yourself!' go too: the check errs on the safe side). For 1.9-6: of 377,087
+    non-sentence parts, 60 are empty after cleaning, 5 keep a bracket, 6,419 are
+    sentence-like, 3,231 repeat a pair and 18 hold a dev or test sentence: 367,354
+    phrase pairs are left. Pass a ``collections.Counter`` as ``counts`` for these counts.
 
     Raises:
         FileNotFoundError, ValueError: as for ``sentence_pairs``; ValueError also for a
