@@ -1,9 +1,10 @@
 """Answer checkers for chapter 15 (a real task: pronouncing English words, G2P).
 
 Every expected answer, and the wrong answer each registered likely mistake gives, is
-computed with the course's own code when checked. The decodes of exercise 15.3 are
-computed once per session (they take seconds); its mistakes use the shipped decodes
-of the test split (``load_test_outputs``).
+computed with the course's own code when checked. Exercise 15.3 and its mistakes read
+the shipped decodes of the test split (``load_test_outputs``, written by
+``python -m utils.g2p decode``; ``tests/test_g2p.py`` decodes a sample again and finds
+the same phones), so checking an answer takes no decoding.
 """
 
 import functools
@@ -94,29 +95,17 @@ def _ex_15_2_no_specials():
 
 # ---------------------------------------------------------------- 15.3, WER of the 5-letter words
 
-def _five_letter_test_words():
-    from ..g2p import load_lexicon
-
-    test = load_lexicon()["test"]
-    return {w: r for w, r in test.items() if len(w) == 5}
-
-
-@functools.cache
 def _five_letter_wer() -> float:
-    from ..g2p import G2PVocab, greedy_phones, load_shipped, wer
-
-    words = _five_letter_test_words()
-    model, _ = load_shipped("avg")
-    hyps = greedy_phones(model, list(words), G2PVocab())
-    return wer(hyps, list(words.values()))
+    """Greedy WER of the averaged model on the 5-letter test words: what the exercise asks for."""
+    return _shipped("avg", "greedy")
 
 
 @functools.cache
 def _shipped(which: str, decode: str, metric: str = "wer", five_letters: bool = True) -> float:
     """``metric`` of a shipped decode of the test split, on the 5-letter words or on all."""
-    from ..g2p import load_lexicon, load_test_outputs, per, wer
+    from ..g2p import _lexicon_once, load_test_outputs, per, wer
 
-    outputs, test = load_test_outputs(), load_lexicon()["test"]
+    outputs, test = load_test_outputs(), _lexicon_once()["test"]
     keep = [i for i, w in enumerate(outputs["words"]) if len(w) == 5 or not five_letters]
     hyps = [outputs[which, decode][i] for i in keep]
     refs = [test[outputs["words"][i]] for i in keep]
