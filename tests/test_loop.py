@@ -10,8 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from utils import PAD_ID, Transformer, set_seed
-from utils import loop
+from utils import PAD_ID, Transformer, loop, set_seed
 from utils.training import LabelSmoothingLoss, _torch_load, rate, reversal_batch, train_step
 
 SMALL = dict(vocab_size=13, d_model=16, h=2, d_ff=32, N=1, p_drop=0.1)
@@ -107,7 +106,7 @@ def test_in_memory_stop_and_resume_equals_an_uninterrupted_run(make_model):
 def test_a_workdir_run_resumes_bit_for_bit_and_drops_log_lines_past_its_state(tmp_path):
     whole = run(workdir=tmp_path / "whole", save_every=3).train(7)
     cut = run(workdir=tmp_path / "cut", save_every=3).train(4)  # stopped at 4: a save point ends the call
-    assert torch.load(tmp_path / "cut" / "state.pt", weights_only=True)["step"] == 4
+    assert cut.step == 4 and torch.load(tmp_path / "cut" / "state.pt", weights_only=True)["step"] == 4
     with (tmp_path / "cut" / "log.jsonl").open("a") as f:  # as if a crash came between the log and the state
         f.write(json.dumps(dict(step=6, losses=[9.0])) + "\n")
     again = run(workdir=tmp_path / "cut", save_every=3)
