@@ -47,4 +47,5 @@ from .training import (
     reversal_batch,
     save_checkpoints,
     train,
+    train_step,
 )

@@ -36,12 +36,14 @@ import zlib
 import numpy as np
 import torch
 from torch import nn
+from tqdm import tqdm
 
+from . import loop
 from .checks import id_list, is_int
 from .decoding import Hypothesis, _check_beam, _check_model, _check_src, length_penalty
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import Transformer
-from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load, length_batches, make_optimizer
+from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load, length_batches
 
 #: The 39 phones of CMUdict without stress (ARPAbet), in CMUdict's own order.
 PHONES = ("AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R S SH T TH "
@@ -453,12 +455,16 @@ def _versions() -> dict:
 def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="log.jsonl", dev_eval=True, **recipe):
     """Train the G2P model with the paper's recipe; resumable.
 
-    Writes under ``workdir``: ``state.pt`` (model, optimizer, schedule, random
-    state, position; rewritten every ``save_every`` steps), ``step{N}.pt`` (the
-    model's weights at every ``save_every`` steps) and ``log_name`` (one JSON line
-    per ``save_every`` steps: the step's exact per-step training losses, the rate,
-    the elapsed training seconds, and, every ``eval_every`` steps and at the last
-    step unless ``dev_eval`` is False, dev loss, greedy dev WER and PER). Run it again with the same arguments and it continues from
+    The loop is chapter 10's, ``utils.loop.Run`` with a work folder. It writes
+    under ``workdir``: ``state.pt`` (model, optimizer, schedule, random state,
+    epoch and position in the data; rewritten every ``save_every`` steps),
+    ``step{N}.pt`` (the model's weights at every ``save_every`` steps, all kept)
+    and ``log_name`` (a header line, then one JSON line per ``save_every`` steps:
+    the step, the epoch, the rate, the elapsed training seconds, the exact
+    per-step training losses, the non-pad source and target tokens since the
+    previous line, and, every ``eval_every`` steps and at the last step unless
+    ``dev_eval`` is False, dev loss, greedy dev WER and PER and the seconds they
+    took). Run it again with the same arguments and it continues from
     ``state.pt`` exactly as if it had never stopped.
 
     Data order: the batches of ``make_batches`` are shuffled once per epoch by a
@@ -492,96 +498,31 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     from .env import set_seed
 
     set_seed(cfg["seed"], threads=threads)
-    workdir = pathlib.Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
     vocab = G2PVocab()
     lex = _lexicon_once()
     pairs = examples(lex["train"], vocab)
     dev_pairs = examples(lex["dev"], vocab)
     batches = make_batches(pairs, cfg["max_tokens"])
     model = new_model(len(vocab))
-    optimizer, scheduler = make_optimizer(model, cfg["warmup"])
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     run_cfg = dict(model=G2P_MODEL, recipe={k: v for k, v in cfg.items() if k != "steps"})
-    step, epoch, position, elapsed = 0, 0, 0, 0.0
-    state_path, log_path = workdir / "state.pt", workdir / log_name
-    if state_path.is_file():
-        state = _load_state(state_path)
-        if state["config"] != run_cfg:
-            raise ValueError(f"{state_path} holds a run with another configuration: {state['config']} "
-                             f"(this one: {run_cfg}); use another --workdir")
-        try:
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
-            torch.set_rng_state(state["rng"])
-        except (RuntimeError, ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"{state_path} does not fit this run's model and optimizer ({type(err).__name__}); "
-                             f"{_FRESH_START.format(workdir=workdir)}") from None
-        step, epoch, position, elapsed = state["step"], state["epoch"], state["position"], state["elapsed"]
-        # keep only the log lines up to the saved step (a crash may have left later ones)
-        read_log(log_path)  # a readable log, or an error that names the file
-        lines = [l for l in log_path.read_text().splitlines() if l.strip() and json.loads(l).get("step", 0) <= step]
-        log_path.write_text("".join(l + "\n" for l in lines))
-    else:
-        log_path.write_text(json.dumps(dict(start=run_cfg, versions=_versions(), train_pairs=len(pairs),
-                                            train_batches=len(batches), params=sum(
-                                                p.numel() for p in model.parameters()))) + "\n")
 
-    def order(e):
-        return torch.randperm(len(batches), generator=torch.Generator().manual_seed(cfg["seed"] * 100003 + e)).tolist()
+    def evaluate(model, step):  # dev loss, greedy dev WER and PER; the loop calls it in eval mode
+        result = dict(dev_loss=dev_loss(model, dev_pairs, criterion))
+        res = score_split(model, lex["dev"], vocab)
+        result.update(dev_wer=res["wer"], dev_per=res["per"])
+        if progress:
+            tqdm.write(f"step {step}: dev WER {res['wer']:.2%} PER {res['per']:.2%} "
+                       f"({run.train_seconds / 60:.1f} min of training)")
+        return result
 
-    perm = order(epoch)
-    losses = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=cfg["steps"], initial=step, desc="G2P training", unit="step", dynamic_ncols=True)
-    model.train()
-    t0 = time.perf_counter()
-    while step < cfg["steps"]:
-        if position == len(perm):
-            epoch, position = epoch + 1, 0
-            perm = order(epoch)
-        src, tgt = collate([pairs[i] for i in batches[perm[position]]])
-        position += 1
-        tgt_in = shift_right(tgt)
-        loss = criterion(model(src, tgt_in, padding_mask(src), target_mask(tgt_in)), tgt)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        step += 1
-        losses.append(loss.item())
-        if bar is not None:
-            bar.update(1)
-            if step % 50 == 0:
-                bar.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}", epoch=epoch)
-        if step % cfg["save_every"] == 0 or step == cfg["steps"]:
-            elapsed += time.perf_counter() - t0
-            record = dict(step=step, epoch=epoch, lr=scheduler.get_last_lr()[0], train_seconds=round(elapsed, 1),
-                          losses=losses)
-            if dev_eval and (step % cfg["eval_every"] == 0 or step == cfg["steps"]):
-                e0 = time.perf_counter()
-                record["dev_loss"] = dev_loss(model, dev_pairs, criterion)
-                res = score_split(model, lex["dev"], vocab)
-                record.update(dev_wer=res["wer"], dev_per=res["per"], eval_seconds=round(time.perf_counter() - e0, 1))
-                model.train()
-                if bar is not None:
-                    bar.write(f"step {step}: dev WER {res['wer']:.2%} PER {res['per']:.2%} "
-                              f"({elapsed / 60:.1f} min of training)")
-            torch.save({k: v.detach().clone() for k, v in model.state_dict().items()}, workdir / f"step{step}.pt")
-            torch.save(dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
-                            scheduler=scheduler.state_dict(), rng=torch.get_rng_state(), step=step, epoch=epoch,
-                            position=position, elapsed=elapsed, config=run_cfg), workdir / "state.tmp")
-            (workdir / "state.tmp").replace(state_path)
-            with log_path.open("a") as f:
-                f.write(json.dumps(record) + "\n")
-            losses = []
-            t0 = time.perf_counter()
-    if bar is not None:
-        bar.close()
+    run = loop.Run(model, loop.EpochBatches(batches, lambda indices: collate([pairs[i] for i in indices]), cfg["seed"]),
+                   d_model=model.embed.d_model, warmup=cfg["warmup"], criterion=criterion,
+                   save_every=cfg["save_every"], evaluate=evaluate if dev_eval else None, eval_every=cfg["eval_every"],
+                   workdir=workdir, config=run_cfg, log_name=log_name, name="train_g2p", progress=progress,
+                   desc="G2P training", header=dict(versions=_versions(), train_pairs=len(pairs), train_batches=len(batches),
+                                                    params=sum(p.numel() for p in model.parameters())))
+    run.train(cfg["steps"])
     return model.eval()
 
 
@@ -593,30 +534,7 @@ def read_log(path) -> tuple[dict, list[dict]]:
         ValueError: the file is not text, a line is not a JSON object, or the first
             line is not a run's header (the message names the file).
     """
-    path = pathlib.Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no training log at {path}: train_g2p writes one (log.jsonl) in its workdir")
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not a G2P training log: it is not text (a JSON line per save)") from None
-    lines = []
-    for number, l in enumerate(text.splitlines(), start=1):
-        if l.strip():
-            try:
-                lines.append(json.loads(l))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path} is not a G2P training log: line {number} is not JSON ({err.msg})") from None
-            if not isinstance(lines[-1], dict):
-                raise ValueError(f"{path} is not a G2P training log: line {number} is not a JSON object "
-                                 f"({{...}}), got {type(lines[-1]).__name__}")
-    if not lines or "start" not in lines[0]:
-        raise ValueError(f"{path} is not a G2P training log (its first line must hold the run's 'start' config)")
-    return lines[0], lines[1:]
-
-
-_FRESH_START = ("delete it (or the whole folder {workdir}) to train afresh, or pass another --workdir")
-_STATE_KEYS = {"model", "optimizer", "scheduler", "rng", "step", "epoch", "position", "elapsed", "config"}
+    return loop.read_log(path, kind="G2P training log", owner="train_g2p")
 
 
 def _load_state(path) -> dict:
@@ -626,14 +544,7 @@ def _load_state(path) -> dict:
     Raises:
         ValueError: the file cannot be read, or is not such a state (the message names it).
     """
-    path = pathlib.Path(path)
-    remedy = _FRESH_START.format(workdir=path.parent)
-    state = _torch_load(path, "a training state saved by train_g2p", remedy)
-    if not isinstance(state, dict) or not state.keys() >= _STATE_KEYS:
-        got = sorted(state) if isinstance(state, dict) else type(state).__name__
-        raise ValueError(f"{path} must be a training state saved by train_g2p, a dict with keys {sorted(_STATE_KEYS)}, "
-                         f"got {got}; {remedy}")
-    return state
+    return loop.read_state(path, owner="train_g2p")
 
 
 def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:

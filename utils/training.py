@@ -1,6 +1,9 @@
 """Training the Transformer (paper section 5): the reversal task's data,
 batching by length, the learning-rate schedule, label smoothing, the training
-loop and the shipped checkpoints of the tiny model."""
+step, chapter 10's training run and the shipped checkpoints of the tiny model.
+
+The loop that repeats ``train_step`` (progress bar, evaluation, checkpoints, a
+resumable work folder) is ``utils.loop.Run``, shared by every task of the course."""
 
 from __future__ import annotations
 
@@ -13,8 +16,8 @@ from collections.abc import Iterable, Mapping
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 
+from . import loop
 from .checks import check_ids, check_probability, is_int
 from .env import set_seed
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
@@ -41,6 +44,16 @@ def _check_logits_target(logits, target):
     if not torch.isfinite(logits).all():
         raise ValueError(f"logits must hold finite numbers, got {int((~torch.isfinite(logits)).sum())} NaN or "
                          "infinite entries (has training diverged?)")
+
+
+def _check_step_logits(logits, tgt):
+    """Raise unless the model's output is logits (batch, tgt_len, vocab) for a target ``tgt`` (batch, tgt_len)."""
+    expected = f"logits (batch, tgt_len, vocab) = ({tgt.size(0)}, {tgt.size(1)}, vocab)"
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
+        got = f"{type(logits).__name__}" + (f" of dtype {logits.dtype}" if isinstance(logits, torch.Tensor) else "")
+        raise TypeError(f"model(src, tgt_in, src_mask, tgt_mask) must return {expected}, a float tensor, got {got}")
+    if logits.dim() != 3 or logits.shape[:2] != tgt.shape:
+        raise ValueError(f"model(src, tgt_in, src_mask, tgt_mask) must return {expected}, got shape {tuple(logits.shape)}")
 
 
 def _check_generator(generator):
@@ -308,18 +321,52 @@ class LabelSmoothingLoss(nn.Module):
         return ((1 - self.eps_ls) * nll + self.eps_ls * uniform).mean()
 
 
+def train_step(model, src, tgt, criterion, optimizer, scheduler):
+    """One update of the paper's recipe (section 5): forward, loss, backward, Adam, schedule.
+
+    The decoder reads ``shift_right(tgt)`` (teacher forcing); the masks are
+    built once for the batch; ``criterion`` compares the logits with ``tgt``
+    (the label-smoothed loss of section 5.4); ``optimizer.step()`` takes one
+    Adam step and ``scheduler.step()`` moves the rate on (section 5.3). Works
+    for any model called as ``model(src, tgt_in, src_mask, tgt_mask)``.
+
+    Shapes: src (batch, S) and tgt (batch, T) long ids; the model must return
+    logits (batch, T, vocab).
+
+    Returns:
+        The loss, a 0-d float tensor detached from the graph (no ``.item()``:
+        reading it would make the loop wait for the number).
+
+    Raises:
+        TypeError, ValueError: src or tgt is not a (batch, len) id tensor; the
+            model's output is not a float tensor (batch, T, vocab); the criterion
+            refuses the logits (as ``LabelSmoothingLoss`` does NaN or inf).
+    """
+    tgt_in = shift_right(tgt)  # <s> y1 ... y(n-1); masks built once per batch:
+    logits = model(src, tgt_in, padding_mask(src), target_mask(tgt_in))
+    _check_step_logits(logits, tgt)  # (batch, T, vocab)
+    loss = criterion(logits, tgt)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+    return loss.detach()
+
+
 def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
           test=None, eval_every=100, log_every=500, keep_last=5, progress=True):
     """Train on the reversal task with the paper's recipe (section 5).
 
     Each step draws a fresh batch (``reversal_batch``, its generator seeded
-    with ``seed``; dropout uses PyTorch's global generator), computes the
-    label-smoothed loss of the shifted decoder input, and takes one Adam step
-    at ``rate``. Every ``eval_every`` steps the label-smoothed loss on
-    ``test`` = (src, tgt) is measured in eval mode; every ``log_every`` steps
-    a line is printed; the weights at the last ``keep_last`` multiples of
-    ``eval_every`` are kept. With ``progress``, a tqdm bar on stderr counts the
-    steps (the printed lines stay on stdout). Leaves the model in eval mode.
+    with ``seed``; dropout uses PyTorch's global generator) and takes one
+    ``train_step``: the label-smoothed loss (section 5.4, ``eps_ls``) of the
+    shifted decoder input, then one Adam step at ``rate`` (section 5.3,
+    ``warmup``). The loop is ``utils.loop.Run``, kept in memory. Every
+    ``eval_every`` steps the label-smoothed loss on ``test`` = (src, tgt) is
+    measured in eval mode; every ``log_every`` steps a line is printed; the
+    weights at the last ``keep_last`` multiples of ``eval_every`` are kept.
+    With ``progress``, a tqdm bar on stderr counts the steps (the printed lines
+    stay on stdout). Leaves the model in eval mode.
 
     Returns:
         dict with "train_loss" (a (steps,) tensor), "test_step" and
@@ -333,40 +380,21 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
     """
     _check_positive_int(steps=steps, eval_every=eval_every, log_every=log_every)
     _check_train(seed, test, keep_last)
-    generator = torch.Generator().manual_seed(int(seed))  # int(): a NumPy seed is welcome too
-    optimizer, scheduler = make_optimizer(model, warmup)
+    _check_transformer(model)
     criterion = LabelSmoothingLoss(eps_ls)
-    train_loss = torch.zeros(steps)
-    history = dict(test_step=[], test_loss=[], checkpoints={})
-    bar = tqdm(total=steps, desc="training", unit="step", ncols=80, mininterval=1.0, disable=not progress)
-    model.train()
-    for step in range(1, steps + 1):
-        src, tgt = reversal_batch(batch_size, generator)
-        tgt_in = shift_right(tgt)  # masks built once per batch:
-        logits = model(src, tgt_in, padding_mask(src), target_mask(tgt_in))
-        loss = criterion(logits, tgt)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        train_loss[step - 1] = loss.detach()
-        if step % eval_every == 0 and test is not None:
-            model.eval()
-            with torch.no_grad():
-                logits = model(test[0], shift_right(test[1]))
-                history["test_loss"].append(criterion(logits, test[1]).item())
-            history["test_step"].append(step)
-            model.train()
-        if step % eval_every == 0 and step > steps - keep_last * eval_every:
-            history["checkpoints"][step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        if step % log_every == 0:
-            mean = train_loss[step - log_every : step].mean().item()
-            extra = f"  test loss {history['test_loss'][-1]:.4f}" if test is not None else ""
-            bar.write(f"step {step:5d}  lr {scheduler.get_last_lr()[0]:.6f}  train loss {mean:.4f}{extra}")
-        bar.update(1)
-    bar.close()
+
+    def test_loss(model, step):  # the loop calls it in eval mode, without gradients
+        return dict(test_loss=criterion(model(test[0], shift_right(test[1])), test[1]).item())
+
+    batches = loop.GeneratorBatches(lambda generator: reversal_batch(batch_size, generator), seed)
+    run = loop.Run(model, batches, d_model=model.embed.d_model, warmup=warmup, criterion=criterion,
+                   evaluate=None if test is None else test_loss, save_every=eval_every,
+                   keep_last=keep_last, print_every=log_every, progress=progress)
+    run.train(steps)
     model.eval()
-    return dict(train_loss=train_loss, **history)
+    tested = [record for record in run.log if "test_loss" in record]
+    return dict(train_loss=run.losses, test_step=[r["step"] for r in tested],
+                test_loss=[r["test_loss"] for r in tested], checkpoints=run.checkpoints)
 
 
 def _greedy(model, src, max_extra=1):
@@ -444,22 +472,9 @@ def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
 def short_run(schedule, steps=200, seed=0):
     """Train a fresh tiny model for ``steps`` steps, update k at rate schedule(k - 1); return the losses."""
     set_seed(seed)
-    m = Transformer(**TINY)
-    optimizer = torch.optim.Adam(m.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    criterion, generator = LabelSmoothingLoss(0.1), torch.Generator().manual_seed(int(seed))
-    losses = torch.zeros(steps)
-    m.train()
-    for step in range(steps):
-        s, t = reversal_batch(64, generator)
-        t_in = shift_right(t)
-        loss = criterion(m(s, t_in, padding_mask(s), target_mask(t_in)), t)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        losses[step] = loss.detach()
-    return losses
+    batches = loop.GeneratorBatches(lambda generator: reversal_batch(64, generator), seed)
+    run = loop.Run(Transformer(**TINY), batches, schedule=schedule, progress=False)
+    return run.train(steps).losses
 
 
 def _main():

@@ -42,6 +42,7 @@ from torch import nn
 from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .checks import check_positive_int, check_tensor, is_int
 from .layers import DecoderLayer, EncoderLayer, LayerNorm
+from .loop import GeneratorBatches, Run
 from .masks import PAD_ID, causal_mask, shift_right
 from .model import Transformer, count_parameters
 from .training import LabelSmoothingLoss, _greedy, rate, reversal_batch
@@ -326,7 +327,8 @@ def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = 
     held-out sets and the seconds it took. With ``steps`` only that prefix is run
     and no metrics are computed (the tests use it). ``task`` replaces ``TASK``
     (a smaller budget, for the tests). Call with one PyTorch thread for the
-    shipped numbers.
+    shipped numbers. The loop is chapter 10's, ``utils.loop.Run``, in memory:
+    each step is ``training.train_step`` on a fresh batch of the reversal task.
 
     Raises:
         KeyError: no such row.
@@ -340,22 +342,11 @@ def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = 
     _, group, reference, _ = {r[0]: r for r in ROWS}[name]
     start = time.perf_counter()
     model = build_model(config, seed, task)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: schedule(step, config["d_model"], config["warmup"]))
-    criterion = LabelSmoothingLoss(config["eps_ls"])
-    generator = torch.Generator().manual_seed(seed)
     lo, hi = task["train_lengths"]
-    losses = []
-    model.train()
-    for _ in range(task["steps"] if steps is None else steps):
-        src, tgt = reversal_batch(task["batch_size"], generator, min_len=lo, max_len=hi)
-        loss = criterion(model(src, shift_right(tgt)), tgt)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        losses.append(loss.item())
+    batches = GeneratorBatches(lambda g: reversal_batch(task["batch_size"], g, min_len=lo, max_len=hi), seed)
+    run = Run(model, batches, schedule=lambda step: schedule(step, config["d_model"], config["warmup"]),
+              criterion=LabelSmoothingLoss(config["eps_ls"]), progress=False)
+    losses = run.train(task["steps"] if steps is None else steps).losses.tolist()
     record = dict(row=name, group=group, reference=reference, config=config, seed=seed,
                   params=count_parameters(model), steps=len(losses), losses=losses)
     if steps is None:
