@@ -210,6 +210,28 @@ def test_resume_continues_exactly(tmp_path):
     assert [x for r in resumed for x in r["losses"]] == [x for r in whole for x in r["losses"]]
 
 
+def test_the_recurrent_model_trains_with_the_same_loop_and_resumes_exactly(tmp_path):
+    """arch="recurrent" (issue 22's baseline): the same batches and recipe, its own config in the
+    log, and an interrupted run resumed equals the uninterrupted one bit for bit."""
+    kw = dict(threads=1, progress=False, dev_eval=False, save_every=2, arch="recurrent")
+    g2p.train_g2p(tmp_path / "whole", steps=4, **kw)
+    header, whole = g2p.read_log(tmp_path / "whole" / "log.jsonl")
+    assert header["start"]["arch"] == "recurrent" and header["start"]["model"] == g2p.G2P_RECURRENT
+    assert header["params"] == 1_388_476
+    g2p.train_g2p(tmp_path / "cut", steps=2, **kw)
+    g2p.train_g2p(tmp_path / "cut", steps=4, **kw)
+    _, resumed = g2p.read_log(tmp_path / "cut" / "log.jsonl")
+    assert [x for r in resumed for x in r["losses"]] == [x for r in whole for x in r["losses"]]
+    # the same batches as the Transformer's run of the same seed: the same tokens
+    g2p.train_g2p(tmp_path / "transformer", steps=4, **{**kw, "arch": "transformer"})
+    _, transformer = g2p.read_log(tmp_path / "transformer" / "log.jsonl")
+    assert [(r["src_tokens"], r["tgt_tokens"]) for r in transformer] == [(r["src_tokens"], r["tgt_tokens"]) for r in whole]
+    with pytest.raises(ValueError, match="another configuration"):
+        g2p.train_g2p(tmp_path / "whole", steps=6, **{**kw, "arch": "transformer"})
+    with pytest.raises(ValueError, match="arch must be one of"):
+        g2p.train_g2p(tmp_path / "x", steps=2, arch="lstm")
+
+
 def test_train_rejects_another_config(tmp_path):
     g2p.train_g2p(tmp_path, steps=1, progress=False, dev_eval=False, save_every=1)
     with pytest.raises(ValueError, match="another configuration"):

@@ -43,6 +43,7 @@ from .checks import id_list, is_int
 from .decoding import Hypothesis, _check_beam, _check_model, _check_src, length_penalty
 from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from .model import Transformer
+from .recurrent import G2P_RECURRENT, new_recurrent_model
 from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load, length_batches
 
 #: The 39 phones of CMUdict without stress (ARPAbet), in CMUdict's own order.
@@ -64,6 +65,9 @@ G2P_TRAIN = dict(max_tokens=3000, warmup=4000, eps_ls=0.1, seed=0, steps=18000,
 #: but one is at most 10 phones longer than its spelling (the exception is "fyi", read
 #: as "for your information"; ``tests/test_g2p.py`` checks it).
 MAX_EXTRA = 10
+
+#: The models ``train_g2p`` can train (``arch``).
+ARCHS = ("transformer", "recurrent")
 
 SHIPPED = pathlib.Path(__file__).resolve().parent / "checkpoints" / "g2p"
 WORKDIR = pathlib.Path(__file__).resolve().parents[1] / "_build_g2p"
@@ -452,8 +456,14 @@ def _versions() -> dict:
                 machine=platform.machine(), threads=torch.get_num_threads())
 
 
-def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="log.jsonl", dev_eval=True, **recipe):
+def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="log.jsonl", dev_eval=True,
+              arch="transformer", **recipe):
     """Train the G2P model with the paper's recipe; resumable.
+
+    ``arch`` chooses the model: "transformer" (``new_model``, the shipped one) or
+    "recurrent" (``utils.recurrent.new_recurrent_model``, the GRU encoder-decoder with
+    additive attention of Bahdanau et al. 2015, close in size), trained the same way on
+    the same batches.
 
     The loop is chapter 10's, ``utils.loop.Run`` with a work folder. It writes
     under ``workdir``: ``state.pt`` (model, optimizer, schedule, random state,
@@ -475,11 +485,13 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
         The trained model (eval mode).
 
     Raises:
-        ValueError: ``threads`` or ``steps`` is not a positive int; ``recipe`` has
-            an unknown field; the work folder holds a run with another recipe, or a
+        ValueError: ``threads`` or ``steps`` is not a positive int; ``arch`` is
+            neither "transformer" nor "recurrent"; ``recipe`` has an unknown field; the work folder holds a run with another recipe, or a
             ``state.pt`` or log that cannot be read (the message names the file and
             says to delete it or use another work folder).
     """
+    if arch not in ARCHS:
+        raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {arch!r}")
     unknown = set(recipe) - set(G2P_TRAIN)
     if unknown:
         raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(G2P_TRAIN)}")
@@ -503,9 +515,11 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     pairs = examples(lex["train"], vocab)
     dev_pairs = examples(lex["dev"], vocab)
     batches = make_batches(pairs, cfg["max_tokens"])
-    model = new_model(len(vocab))
+    model = new_model(len(vocab)) if arch == "transformer" else new_recurrent_model(len(vocab))
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     run_cfg = dict(model=G2P_MODEL, recipe={k: v for k, v in cfg.items() if k != "steps"})
+    if arch != "transformer":  # the shipped Transformer's state and log keep their config as they were
+        run_cfg = dict(arch=arch, model=G2P_RECURRENT, recipe=run_cfg["recipe"])
 
     def evaluate(model, step):  # dev loss, greedy dev WER and PER; the loop calls it in eval mode
         result = dict(dev_loss=dev_loss(model, dev_pairs, criterion))
@@ -702,6 +716,9 @@ def _main(argv=None):
     t.add_argument("--workdir", default=str(WORKDIR), help="checkpoints, state and log (default: %(default)s)")
     t.add_argument("--steps", type=int, default=G2P_TRAIN["steps"], help="train until this step (default: %(default)s)")
     t.add_argument("--threads", type=int, default=2, help="PyTorch threads; the shipped run used 2 (default: %(default)s)")
+    t.add_argument("--arch", choices=ARCHS, default="transformer", help="the model (default: %(default)s)")
+    t.add_argument("--seed", type=int, default=G2P_TRAIN["seed"], help="initial weights and batch order "
+                   "(default: %(default)s)")
     s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")
     s.add_argument("--workdir", default=str(WORKDIR))
     s.add_argument("--keep-last", type=int, default=G2P_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
@@ -714,7 +731,7 @@ def _main(argv=None):
     e.add_argument("--words", type=int, default=None, metavar="N", help="score only the first N words of the split")
     args = parser.parse_args(argv)
     if args.cmd == "train":
-        train_g2p(args.workdir, steps=args.steps, threads=args.threads)
+        train_g2p(args.workdir, steps=args.steps, threads=args.threads, arch=args.arch, seed=args.seed)
     elif args.cmd == "ship":
         print("wrote", ship(args.workdir, keep_last=args.keep_last))
     elif args.cmd == "decode":
