@@ -139,11 +139,10 @@ def test_phrase_pairs_never_hold_a_dev_or_test_sentence(pairs, phrases):
     out, _ = phrases
     protected = {tr.split_key(s) for name in ("dev", "test") for pair in pairs[name] for s in pair}
     assert not [p for p in out if any(_holds(tr.split_key(s).split(), protected) for s in p)]
-    # the check can fail: without protection, the 18 dropped pairs come back and hold one
-    unprotected = tr.phrase_pairs(protect=())
-    back = set(unprotected) - set(out)
-    assert len(back) == 18 and len(unprotected) == len(out) + 18
-    assert all(any(_holds(tr.split_key(s).split(), protected) for s in p) for p in back)
+    # the check can fail: a phrase that holds a test sentence is one it finds (the 18 such
+    # pairs that phrase_pairs dropped are counted in test_phrase_pair_counts_and_examples)
+    test_sentence = pairs["test"][0][0]
+    assert _holds(tr.split_key("oh, " + test_sentence).split(), protected)
 
 
 def test_clean_phrase():

@@ -207,6 +207,15 @@ def examples(lexicon_split, vocab) -> list[tuple[list[int], list[int]]]:
     return [(vocab.encode_word(w), vocab.encode_phones(p)) for w, refs in lexicon_split.items() for p in refs]
 
 
+@functools.lru_cache(maxsize=2)
+def _training_data(max_tokens: int) -> tuple[list, list, list]:
+    """(train examples, dev examples, ``make_batches`` of the train examples), made once per
+    process and ``max_tokens`` for ``train_g2p`` (read only: never mutate them)."""
+    vocab, lex = G2PVocab(), _lexicon_once()
+    pairs = examples(lex["train"], vocab)
+    return pairs, examples(lex["dev"], vocab), make_batches(pairs, max_tokens)
+
+
 def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
     """Pad a list of (src ids, tgt ids) into src (batch, S) and tgt (batch, T) long tensors."""
     _check_pairs(pairs)
@@ -512,9 +521,7 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     set_seed(cfg["seed"], threads=threads)
     vocab = G2PVocab()
     lex = _lexicon_once()
-    pairs = examples(lex["train"], vocab)
-    dev_pairs = examples(lex["dev"], vocab)
-    batches = make_batches(pairs, cfg["max_tokens"])
+    pairs, dev_pairs, batches = _training_data(cfg["max_tokens"])
     model = new_model(len(vocab)) if arch == "transformer" else new_recurrent_model(len(vocab))
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     run_cfg = dict(model=G2P_MODEL, recipe={k: v for k, v in cfg.items() if k != "steps"})

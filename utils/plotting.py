@@ -1,8 +1,11 @@
-"""Plotting helpers (matplotlib) shared by the chapters."""
+"""Plotting helpers (matplotlib) shared by the chapters.
+
+matplotlib is imported when a figure is drawn, not when ``utils`` is imported: a
+notebook or a test that draws nothing starts about a second sooner.
+"""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -43,6 +46,8 @@ def heatmap(data, row_labels=None, col_labels=None, ax=None, title=None,
         if labels is not None and len(labels) != n:
             raise ValueError(f"{name} has {len(labels)} entries for {n} {name[:3]}s of data {data.shape}")
     if ax is None:
+        import matplotlib.pyplot as plt
+
         _, ax = plt.subplots(figsize=(0.6 * cols + 2, 0.5 * rows + 1.5))
     image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax)
     ax.set_xticks(range(cols), col_labels if col_labels is not None else range(cols))
