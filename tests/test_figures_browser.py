@@ -50,6 +50,9 @@ def book(browser, site, screenshot_dir):
     external, errors = set(), []
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     context.route("**/*", test_browser.offline_route(site, external, also_allow=("data:",)))
+    # The figures do not need typeset formulas (tests/test_browser.py checks those on every
+    # page): without MathJax each long page loads in a fraction of the time.
+    context.route("**/_static/mathjax/**", lambda r: r.abort())
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
     state = {"url": None}

@@ -63,6 +63,8 @@ def answer_forms(id, min_digits: int = 3) -> set[str]:
 
 def found(form: str, text: str) -> bool:
     """``form`` in ``text`` as a whole number (not part of a longer one)."""
+    if form not in text:  # the common case, found fast; the pattern then rules out longer numbers
+        return False
     return re.search(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)", text) is not None
 
 
