@@ -204,7 +204,8 @@ def crawl_file(browser, built_book, screenshot_dir):
     """The pages ``FILE_PAGES`` opened from disk (``file://``), as a reader with no server and no network."""
     assert (HTML / "chapters").is_dir(), f"no built book in {HTML}"
     assert set(FILE_PAGES) <= set(toc_files()), f"not in the table of contents: {set(FILE_PAGES) - set(toc_files())}"
-    context, result = open_every_page(browser, HTML.as_uri() + "/", screenshot_dir, suffix="_file", names=FILE_PAGES)
+    context, result = open_every_page(browser, HTML.as_uri() + "/", screenshot_dir, suffix="_file",
+                                      names=FILE_PAGES)
     yield result
     context.close()
 
