@@ -39,16 +39,17 @@ from notebooks import ROOT, toc_files
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT_PAGES = ["chapters/02_scaled_dot_product_attention", "chapters/07_positional_encoding"]
-KNOWN_PAGE_ERRORS = ("THEBE_JS_URL",)
+KNOWN_PAGE_ERRORS = ("THEBE_JS_URL",)  # sphinx-thebe declares its config twice: harmless
 # The pages opened from disk: the start page, the preface, every page with an interactive
 # figure or a formula-heavy derivation, the last chapter, a solution page and the
 # instructors' page. What can fail from file:// (a relative path, a script that fetches
 # a file) is the same on every page of a folder and every page of one kind; opening the
-# other 23 pages again from disk took about 14 s more and found nothing the served crawl misses.
+# other 23 pages again from disk took about 14 s more and found nothing that the served
+# crawl misses.
 FILE_PAGES = ["chapters/index", "chapters/00_preface", "chapters/02_scaled_dot_product_attention",
               "chapters/07_positional_encoding", "chapters/09_why_self_attention", "chapters/10_training",
               "chapters/11_results", "chapters/15_g2p", "chapters/references",
-              "solutions/02_scaled_dot_product_attention_solutions", "chapters/instructors"]  # sphinx-thebe declares its config twice: harmless
+              "solutions/02_scaled_dot_product_attention_solutions", "chapters/instructors"]
 
 
 def chromium_path() -> str | None:
