@@ -230,6 +230,10 @@ def test_the_recurrent_model_trains_with_the_same_loop_and_resumes_exactly(tmp_p
         g2p.train_g2p(tmp_path / "whole", steps=6, **{**kw, "arch": "transformer"})
     with pytest.raises(ValueError, match="arch must be one of"):
         g2p.train_g2p(tmp_path / "x", steps=2, arch="lstm")
+    # its weights never replace the shipped Transformer's that chapter 15 reads
+    with pytest.raises(ValueError, match="holds a recurrent run"):
+        g2p.ship(tmp_path / "whole", keep_last=2)
+    assert g2p.ship(tmp_path / "whole", out=tmp_path / "shipped", keep_last=2).is_file()
 
 
 def test_train_rejects_another_config(tmp_path):

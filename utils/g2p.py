@@ -577,7 +577,9 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
 
     Raises:
         ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5); a
-            checkpoint to average cannot be read (the message names it).
+            checkpoint to average cannot be read (the message names it); the run is
+            not the Transformer's (``arch="recurrent"``) and ``out`` is the course's
+            shipped folder, which holds the Transformer chapter 15 reads.
         FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints.
     """
     from .decoding import average_checkpoints
@@ -591,7 +593,11 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     if len(steps) < keep_last:
         raise FileNotFoundError(f"need {keep_last} checkpoints in {workdir}, found steps {steps}")
     last = steps[-keep_last:]
-    read_log(workdir / "log.jsonl")  # shipped beside the weights: a readable log, or an error that names it
+    header, _ = read_log(workdir / "log.jsonl")  # shipped beside the weights: readable, or an error that names it
+    arch = header["start"].get("arch", "transformer")
+    if arch != "transformer" and out.resolve() == SHIPPED.resolve():
+        raise ValueError(f"{workdir} holds a {arch} run; {SHIPPED} holds the Transformer that chapter 15 "
+                         f"reads: ship it elsewhere (out=..., or --out on the command line)")
     states = [_load_weights(workdir / f"step{s}.pt") for s in last]
     out.mkdir(parents=True, exist_ok=True)
     half = lambda sd: {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}  # noqa: E731
@@ -716,6 +722,14 @@ def load_test_outputs(path=OUTPUTS) -> dict:
     return out
 
 
+def _seed_arg(text: str) -> int:
+    """argparse type of ``--seed``: an int >= 0."""
+    seed = int(text)
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0, got {seed}")
+    return seed
+
+
 def _main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m utils.g2p", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -723,24 +737,31 @@ def _main(argv=None):
     t.add_argument("--workdir", default=str(WORKDIR), help="checkpoints, state and log (default: %(default)s)")
     t.add_argument("--steps", type=int, default=G2P_TRAIN["steps"], help="train until this step (default: %(default)s)")
     t.add_argument("--threads", type=int, default=2, help="PyTorch threads; the shipped run used 2 (default: %(default)s)")
-    t.add_argument("--arch", choices=ARCHS, default="transformer", help="the model (default: %(default)s)")
-    t.add_argument("--seed", type=int, default=G2P_TRAIN["seed"], help="initial weights and batch order "
-                   "(default: %(default)s)")
+    t.add_argument("--arch", choices=ARCHS, default="transformer",
+                   help="the model: the course's Transformer, or the GRU encoder-decoder with additive attention "
+                        "of Bahdanau et al. 2015 (utils/recurrent.py) (default: %(default)s)")
+    t.add_argument("--seed", type=_seed_arg, default=G2P_TRAIN["seed"],
+                   help="seeds the initial weights, the batch order and dropout (default: %(default)s). "
+                        "Another --arch or --seed is another run: give it its own --workdir")
     s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")
-    s.add_argument("--workdir", default=str(WORKDIR))
+    s.add_argument("--workdir", default=str(WORKDIR), help="the training run to ship (default: %(default)s)")
+    s.add_argument("--out", default=str(SHIPPED), help="where to write the averaged and last weights and the log "
+                   "(default: %(default)s, the Transformer chapter 15 reads)")
     s.add_argument("--keep-last", type=int, default=G2P_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
     sub.add_parser("decode", help="decode the test split with both shipped models, greedy and beam, into "
                    "utils/checkpoints/g2p/test_outputs.json (read by chapter 15)")
     e = sub.add_parser("score", help="WER and PER of the shipped model on a split")
-    e.add_argument("--which", choices=("avg", "last"), default="avg")
-    e.add_argument("--decode", choices=("greedy", "beam"), default="beam")
-    e.add_argument("--split", choices=tuple(SPLITS), default="test")
+    e.add_argument("--which", choices=("avg", "last"), default="avg",
+                   help="the average of the last checkpoints, or the last checkpoint alone (default: %(default)s)")
+    e.add_argument("--decode", choices=("greedy", "beam"), default="beam",
+                   help="greedy, or beam search with beam 4 and alpha 0.6 (default: %(default)s)")
+    e.add_argument("--split", choices=tuple(SPLITS), default="test", help="(default: %(default)s)")
     e.add_argument("--words", type=int, default=None, metavar="N", help="score only the first N words of the split")
     args = parser.parse_args(argv)
     if args.cmd == "train":
         train_g2p(args.workdir, steps=args.steps, threads=args.threads, arch=args.arch, seed=args.seed)
     elif args.cmd == "ship":
-        print("wrote", ship(args.workdir, keep_last=args.keep_last))
+        print("wrote", ship(args.workdir, out=args.out, keep_last=args.keep_last))
     elif args.cmd == "decode":
         print("wrote", decode_test_split())
     else:

@@ -219,9 +219,10 @@ class Run:
             a workdir, only at the end of each ``train`` call).
         keep_last: how many checkpoints of the save points to keep (None: all; 0: none).
         evaluate: ``evaluate(model, step) -> dict`` of numbers, called at the save points
-            whose step is a multiple of ``eval_every`` (None: every save point; with a
-            workdir also at the end of each ``train`` call), in eval mode and without
-            gradients; the dict joins the log record, with ``eval_seconds``.
+            whose step is a multiple of ``eval_every`` (with a workdir also at the end of
+            each ``train`` call), in eval mode and without gradients; the dict joins the
+            log record, with ``eval_seconds``.
+        eval_every: see ``evaluate`` (None: every save point).
         print_every: print a line (step, rate, mean training loss, the last evaluation)
             every this many steps.
         workdir: None (in memory) or a folder for ``state.pt``, ``log_name`` and
@@ -229,6 +230,7 @@ class Run:
         config: a JSON-able dict that says what the run is; needed with a workdir,
             whose state must hold the same one.
         header: more fields for the log's first line, beside ``"start": config``.
+        log_name: the log's file name in the workdir (default ``log.jsonl``).
         name: what the messages call the writer of the folder's files (``"train_g2p"``).
         progress, desc: a tqdm bar on stderr, and its label.
 
@@ -238,6 +240,12 @@ class Run:
             points. ``checkpoints``: {step: state_dict copy} in memory, {step: path of
             step{N}.pt} with a workdir. ``train_seconds``, ``eval_seconds``: wall-clock
             seconds spent in training steps and in ``evaluate``, since the run began.
+            A record's ``lr`` is the rate after its step: the rate of the next update
+            (step 10's record holds ``schedule(10)``, which update 11 uses).
+            ``load_state_dict`` brings back the model, Adam, the schedule, the random
+            state and the batch position, not ``losses``, ``log`` or in-memory
+            ``checkpoints``: a run resumed in memory averages only the checkpoints it
+            kept itself (with a workdir, ``log.jsonl`` and ``step{N}.pt`` hold them all).
 
     Raises:
         TypeError: ``model`` is not an ``nn.Module``; ``batches`` lacks ``__next__``,

@@ -451,8 +451,9 @@ def save_checkpoints(checkpoints, directory=CHECKPOINT_DIR):
 def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
     """The tiny model ``Transformer(**TINY)`` with the weights saved for ``step``, in eval mode.
 
-    The course ships the weights that chapter 10 trains (steps 2,600 to 3,000,
-    every 100) in ``utils/checkpoints/``; chapters 11 and 13 load them.
+    The course ships the weights of chapter 10's reference run (``python -m
+    utils.training``; steps 2,600 to 3,000, every 100) in ``utils/checkpoints/``;
+    chapters 11 and 13 load them.
 
     Raises:
         TypeError, ValueError: ``step`` is not an int >= 0.
