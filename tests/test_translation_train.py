@@ -21,6 +21,7 @@ pytestmark = pytest.mark.skipif(not HAVE_DATA, reason=f"{tr.DATA} is missing: `{
 
 #: A tiny recipe: 300-token batches (about 0.2 s a step on one thread), a save point every 2 steps.
 TINY = dict(max_tokens=300, save_every=2, eval_every=2, progress=False)
+MT_MODEL_WITHOUT_P_DROP = {k: v for k, v in mt.MT_MODEL.items() if k != "p_drop"}
 SIGNATURE = re.compile(r"nrefs:(\d+|var)\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:[\d.]+")
 
 
@@ -129,8 +130,8 @@ def test_bad_decoding_and_scoring_arguments():
         mt.bleu_chrf([1], [["a"]])
     with pytest.raises(ValueError, match="at least one"):
         mt.score_pairs(model, [])
-    with pytest.raises(TypeError, match="unknown model fields"):
-        mt.new_model(heads=4)
+    with pytest.raises(TypeError, match="model must be a dict with the fields"):
+        mt.new_model(dict(MT_MODEL_WITHOUT_P_DROP))
 
 
 def test_ship_writes_a_small_average_that_loads_and_translates(straight, tmp_path):
@@ -159,6 +160,9 @@ def test_ship_and_load_errors(straight, tmp_path):
     torch.save(dict(weights=1), tmp_path / "other.pt")
     with pytest.raises(ValueError, match="must be a shipped translation model"):
         mt.load_shipped(tmp_path / "other.pt")
+    torch.save(dict(steps=[1], config=dict(model=mt.MT_MODEL), state_dict={"x": torch.zeros(1)}), tmp_path / "x.pt")
+    with pytest.raises(ValueError, match="x.pt holds the weights of another model"):
+        mt.load_shipped(tmp_path / "x.pt")
     (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="garbage.pt must be a shipped translation model"):
         mt.load_shipped(tmp_path / "garbage.pt")

@@ -64,16 +64,16 @@ MAX_SHIPPED_BYTES = 10 * 1024 * 1024
 NAME = "train_translation"
 
 
-def new_model(vocab_size: int = tr.VOCAB_SIZE, **overrides) -> Transformer:
-    """``Transformer(vocab_size, **MT_MODEL)``, with ``overrides`` replacing fields.
+def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer:
+    """``Transformer(vocab_size, **model)``: the sizes of ``MT_MODEL`` by default, or of a run's config.
 
     Raises:
-        TypeError: an override is not a field of ``MT_MODEL``.
+        TypeError: ``model`` is not a dict with exactly the fields of ``MT_MODEL``.
     """
-    unknown = set(overrides) - set(MT_MODEL)
-    if unknown:
-        raise TypeError(f"unknown model fields {sorted(unknown)}; the fields are {sorted(MT_MODEL)}")
-    return Transformer(vocab_size, **{**MT_MODEL, **overrides})
+    model = MT_MODEL if model is None else model
+    if not isinstance(model, dict) or set(model) != set(MT_MODEL):
+        raise TypeError(f"model must be a dict with the fields {sorted(MT_MODEL)}, got {model!r:.120}")
+    return Transformer(vocab_size, **model)
 
 
 @functools.lru_cache(maxsize=2)
@@ -371,10 +371,10 @@ def load_shipped(path=AVG_FILE) -> tuple[nn.Module, list[int]]:
     if not isinstance(saved, dict) or set(saved) != {"steps", "config", "state_dict"}:
         got = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
         raise ValueError(f"{path} must be {expected}, got {got}")
-    model = new_model(**{k: saved["config"]["model"][k] for k in MT_MODEL if k in saved["config"].get("model", {})})
     try:
+        model = new_model(saved["config"].get("model") if isinstance(saved["config"], dict) else None)
         model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()})
-    except (RuntimeError, AttributeError) as error:
+    except (RuntimeError, AttributeError, TypeError) as error:
         raise ValueError(f"{path} holds the weights of another model: {str(error)[:200]}") from None
     return model.eval(), list(saved["steps"])
 
