@@ -18,6 +18,11 @@ search (beam 4, alpha 0.6)::
     .venv/bin/python -m utils.translation score                      # test BLEU and chrF, sacrebleu's signatures
 
 Run ``train`` again with the same arguments (and a larger ``--steps`` if wanted) to go on.
+
+Measured on one thread of an AMD EPYC (the other core busy): 63 batches an epoch, 1.14 s a
+step; the dev evaluation (dev loss and greedy decoding of the 1,449 dev sources) took 65 s
+at step 500, as long as for an untrained model (64 s: nearly every output runs to
+``MAX_EXTRA`` pieces past its source); it shortens as the model learns to stop.
 """
 
 from __future__ import annotations
