@@ -17,10 +17,13 @@ output layer (section 3.4). ``learn_bpe`` is the algorithm by hand; ``train_voca
 trains the real vocabulary with ``sentencepiece``, which learns the same merges on
 a small corpus (``bpe_merges_agree``).
 
-Ship the vocabulary, measure the sizes::
+Ship the vocabulary, measure the sizes; train, ship and score the model (``utils.translation_train``)::
 
     .venv/bin/python -m utils.translation vocab       # utils/checkpoints/translation/de_en_bpe.model
     .venv/bin/python -m utils.translation measure     # tokens per sentence and rare test tokens per size
+    .venv/bin/python -m utils.translation train --workdir _build_mt --steps 12000 --threads 1 [--phrases] [--seed 0]
+    .venv/bin/python -m utils.translation ship --workdir _build_mt   # utils/checkpoints/translation/de_en_avg.pt
+    .venv/bin/python -m utils.translation score       # test BLEU and chrF of the shipped average, beam 4
 """
 
 from __future__ import annotations
@@ -620,9 +623,40 @@ def _main(argv=None):
     v.add_argument("--size", type=int, default=VOCAB_SIZE)
     m = sub.add_parser("measure", help="tokens per sentence and rare test tokens for several sizes")
     m.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
+    from . import translation_train as mt  # the model's commands (train, ship, score) live there
+
+    t = sub.add_parser("train", help="train (or resume) the German-English model")
+    t.add_argument("--workdir", default=str(mt.WORKDIR), help="checkpoints, state and log (default: %(default)s)")
+    t.add_argument("--steps", type=int, default=mt.MT_TRAIN["steps"], help="train until this step (default: %(default)s)")
+    t.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
+    t.add_argument("--phrases", action="store_true", help="also train on the dictionary's phrase pairs")
+    t.add_argument("--seed", type=int, default=mt.MT_TRAIN["seed"], help="initial weights, dropout and batch order "
+                   "(default: %(default)s)")
+    t.add_argument("--dev-size", type=int, default=None, metavar="N", help="evaluate on the first N dev pairs only")
+    s = sub.add_parser("ship", help=f"average the last checkpoints into {mt.AVG_FILE}")
+    s.add_argument("--workdir", default=str(mt.WORKDIR))
+    s.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
+    s.add_argument("--dtype", choices=("float16", "float32"), default="float16", help="stored weights (default: %(default)s)")
+    s.add_argument("--out", default=str(mt.AVG_FILE))
+    e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
+    e.add_argument("--path", default=str(mt.AVG_FILE))
+    e.add_argument("--split", choices=tuple(SPLITS), default="test")
+    e.add_argument("--decode", choices=mt.DECODES, default="beam")
+    e.add_argument("--sentences", type=int, default=None, metavar="N", help="score only the first N pairs of the split")
     args = parser.parse_args(argv)
     if args.cmd == "vocab":
         print("wrote", train_vocab(VOCAB_FILE, args.size))
+    elif args.cmd == "train":
+        mt.train_translation(args.workdir, steps=args.steps, threads=args.threads, phrases=args.phrases, seed=args.seed,
+                             dev_size=args.dev_size)
+    elif args.cmd == "ship":
+        print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
+    elif args.cmd == "score":
+        r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
+        print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "
+              f"BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f}")
+        print(f"BLEU signature: {r['bleu_signature']}")
+        print(f"chrF signature: {r['chrf_signature']}")
     else:
         with tempfile.TemporaryDirectory() as tmp:
             for size in args.sizes:

@@ -1,0 +1,179 @@
+"""Tests of German-English training, shipping and scoring (utils/translation_train.py): a run
+resumed halfway equals the run that never stopped, to the bit; the dev evaluation (greedy
+BLEU and chrF with sacrebleu's signatures); a folder refuses a run with another recipe;
+the errors of bad arguments; a shipped average that loads and translates; the commands.
+
+The runs here are tiny (batches of 300 tokens, a few steps, a few dev sentences): they
+test the machinery, not the quality. The tests skip, naming the apt command, where
+Debian's trans-de-en is missing.
+"""
+
+import re
+
+import pytest
+import torch
+
+from utils import translation as tr
+from utils import translation_train as mt
+
+HAVE_DATA = tr.DATA.is_file()
+pytestmark = pytest.mark.skipif(not HAVE_DATA, reason=f"{tr.DATA} is missing: `{tr.INSTALL}` (Debian's trans-de-en 1.9-6)")
+
+#: A tiny recipe: 300-token batches (about 0.2 s a step on one thread), a save point every 2 steps.
+TINY = dict(max_tokens=300, save_every=2, eval_every=2, progress=False)
+MT_MODEL_WITHOUT_P_DROP = {k: v for k, v in mt.MT_MODEL.items() if k != "p_drop"}
+SIGNATURE = re.compile(r"nrefs:(\d+|var)\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:[\d.]+")
+
+
+def _weights(workdir, step):
+    return torch.load(workdir / f"step{step}.pt", weights_only=True)
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """A 4-step run that never stopped, with a dev evaluation on 4 sentences at steps 2 and 4."""
+    workdir = tmp_path_factory.mktemp("straight")
+    mt.train_translation(workdir, steps=4, dev_size=4, **TINY)
+    return workdir
+
+
+def test_max_extra_and_max_len_cover_the_data():
+    sp = tr.load_vocab()
+    examples = {name: tr.encode_pairs(pairs, sp) for name, pairs in tr.load_pairs().items()}
+    extra = {name: max(len(en) - len(de) for de, en in ex) for name, ex in examples.items()}  # en holds its </s>
+    assert extra == {"train": 19, "dev": 15, "test": 16}  # the numbers MAX_EXTRA's comment quotes
+    assert max(extra.values()) <= mt.MAX_EXTRA
+    longest = max(max(len(de), len(en)) for ex in examples.values() for de, en in ex)
+    longest_source = max(len(de) for ex in examples.values() for de, _ in ex)
+    assert (longest, longest_source) == (90, 87)
+    assert longest_source + mt.MAX_EXTRA + 1 <= mt.MT_MODEL["max_len"]  # <s> + the longest decode fits the table
+
+
+def test_a_resumed_run_equals_the_run_that_never_stopped(straight, tmp_path):
+    mt.train_translation(tmp_path, steps=2, dev_size=4, **TINY)
+    _, first = mt.read_log(tmp_path / "log.jsonl")
+    assert [r["step"] for r in first] == [2]
+    mt.train_translation(tmp_path, steps=4, dev_size=4, **TINY)  # resumes from state.pt at step 2
+    _, resumed = mt.read_log(tmp_path / "log.jsonl")
+    _, never_stopped = mt.read_log(straight / "log.jsonl")
+    assert [r["losses"] for r in resumed] == [r["losses"] for r in never_stopped]
+    assert [r["dev_loss"] for r in resumed] == [r["dev_loss"] for r in never_stopped]
+    for step in (2, 4):
+        a, b = _weights(tmp_path, step), _weights(straight, step)
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_log_holds_the_dev_evaluation_and_the_signatures(straight):
+    header, records = mt.read_log(straight / "log.jsonl")
+    assert header["start"]["recipe"]["phrases"] is False and header["start"]["model"] == mt.MT_MODEL
+    assert header["train_pairs"] == 11_881 and header["dev_pairs"] == 4
+    assert SIGNATURE.fullmatch(header["signatures"]["bleu_signature"])
+    assert header["signatures"]["chrf_signature"].startswith("nrefs:")
+    for r in records:
+        assert 0 <= r["dev_bleu"] <= 100 and 0 <= r["dev_chrf"] <= 100 and r["dev_loss"] > 0
+        assert r["src_tokens"] > 0 and r["tgt_tokens"] > 0 and len(r["losses"]) == 2
+
+
+def test_the_dev_evaluation_scores_detokenised_text_against_every_reference():
+    torch.manual_seed(0)
+    model = mt.new_model()
+    dev = tr.load_pairs()["dev"][:6]
+    result = mt.score_pairs(model, dev)
+    assert len(result["hyps"]) == len(result["sources"]) == len({de for de, _ in dev})
+    assert all(isinstance(h, str) for h in result["hyps"])
+    assert 0 <= result["bleu"] <= 100 and 0 <= result["chrf"] <= 100
+    assert SIGNATURE.fullmatch(result["bleu_signature"])
+    # the references against themselves: a perfect score, with a variable number of references
+    sources, streams = tr.reference_streams([("a b c.", "The cat sat."), ("a b c.", "A cat sat."), ("d e f.", "Hello there, you.")])
+    perfect = mt.bleu_chrf(list(streams[0]), streams)
+    assert perfect["bleu"] == pytest.approx(100) and perfect["chrf"] == pytest.approx(100)
+    assert perfect["bleu_signature"].startswith("nrefs:var|")
+
+
+def test_a_run_refuses_to_resume_with_another_recipe(straight, tmp_path):
+    mt.train_translation(tmp_path, steps=2, dev_eval=False, **TINY)
+    with pytest.raises(ValueError, match="another configuration.*'phrases': False.*'phrases': True"):
+        mt.train_translation(tmp_path, steps=4, dev_eval=False, phrases=True, **TINY)  # refused before reading phrases
+    with pytest.raises(ValueError, match="another configuration"):
+        mt.train_translation(tmp_path, steps=4, dev_eval=False, seed=1, **TINY)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(steps=0), ValueError, "steps must be an int >= 1, got int 0"),
+    (dict(steps=2.0), ValueError, "steps must be an int >= 1, got float"),
+    (dict(threads=0), ValueError, "threads must be an int >= 1"),
+    (dict(seed=-1), ValueError, "seed must be an int >= 0"),
+    (dict(max_tokens="3000"), ValueError, "max_tokens must be an int >= 1, got str"),
+    (dict(keep_last=0), ValueError, "keep_last must be an int >= 1"),
+    (dict(eps_ls=1.0), ValueError, r"eps_ls must be a number in \[0, 1\)"),
+    (dict(d_model=64), ValueError, r"unknown recipe fields \['d_model'\]"),
+    (dict(phrases="yes"), TypeError, "phrases must be True or False"),
+    (dict(dev_size=0), ValueError, "dev_size must be None"),
+])
+def test_bad_arguments_are_refused_with_what_was_expected(tmp_path, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        mt.train_translation(tmp_path, progress=False, **kwargs)
+    assert not (tmp_path / "state.pt").exists()
+
+
+def test_bad_decoding_and_scoring_arguments():
+    model = mt.new_model()
+    with pytest.raises(ValueError, match="decode must be one of"):
+        mt.translate(model, ["Guten Morgen!"], decode="sample")
+    with pytest.raises(TypeError, match="sentences must be a list of German strings"):
+        mt.translate(model, "Guten Morgen!")
+    with pytest.raises(ValueError, match="at least one piece"):
+        mt.translate(model, [""])
+    with pytest.raises(ValueError, match="one per hypothesis"):
+        mt.bleu_chrf(["a", "b"], [["a"]])
+    with pytest.raises(TypeError, match="hyps must be a list of English strings"):
+        mt.bleu_chrf([1], [["a"]])
+    with pytest.raises(ValueError, match="at least one"):
+        mt.score_pairs(model, [])
+    with pytest.raises(TypeError, match="model must be a dict with the fields"):
+        mt.new_model(dict(MT_MODEL_WITHOUT_P_DROP))
+
+
+def test_ship_writes_a_small_average_that_loads_and_translates(straight, tmp_path):
+    out = mt.ship(straight, tmp_path / "avg.pt", keep_last=2)
+    assert out.stat().st_size <= mt.MAX_SHIPPED_BYTES and (tmp_path / mt.LOG_FILE.name).is_file()
+    model, steps = mt.load_shipped(out)
+    assert steps == [2, 4] and not model.training
+    a, b = _weights(straight, 2), _weights(straight, 4)
+    got = model.state_dict()  # the mean in float64, stored as float16, loaded as float32
+    assert all(torch.equal(got[k], ((a[k].double() + b[k].double()) / 2).float().half().float()) for k in a)
+    assert [type(s) for s in mt.translate(model, ["Ich habe keine Ahnung."], decode="beam")] == [str]
+    full = mt.ship(straight, tmp_path / "avg32.pt", keep_last=1, dtype="float32")
+    model32, steps32 = mt.load_shipped(full)
+    assert steps32 == [4] and all(torch.equal(v, _weights(straight, 4)[k]) for k, v in model32.state_dict().items())
+
+
+def test_ship_and_load_errors(straight, tmp_path):
+    with pytest.raises(FileNotFoundError, match="need 3 checkpoints"):
+        mt.ship(straight, tmp_path / "avg.pt", keep_last=3)
+    with pytest.raises(ValueError, match="dtype must be 'float16' or 'float32'"):
+        mt.ship(straight, tmp_path / "avg.pt", dtype="float64")
+    with pytest.raises(ValueError, match="keep_last must be a positive int"):
+        mt.ship(straight, tmp_path / "avg.pt", keep_last=0)
+    with pytest.raises(FileNotFoundError, match="python -m utils.translation ship"):
+        mt.load_shipped(tmp_path / "missing.pt")
+    torch.save(dict(weights=1), tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="must be a shipped translation model"):
+        mt.load_shipped(tmp_path / "other.pt")
+    torch.save(dict(steps=[1], config=dict(model=mt.MT_MODEL), state_dict={"x": torch.zeros(1)}), tmp_path / "x.pt")
+    with pytest.raises(ValueError, match="x.pt holds the weights of another model"):
+        mt.load_shipped(tmp_path / "x.pt")
+    (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="garbage.pt must be a shipped translation model"):
+        mt.load_shipped(tmp_path / "garbage.pt")
+
+
+def test_the_commands_train_ship_and_score(straight, tmp_path, capsys):
+    tr._main(["train", "--workdir", str(tmp_path / "run"), "--steps", "1", "--dev-size", "2"])
+    _, records = mt.read_log(tmp_path / "run" / "log.jsonl")
+    assert [r["step"] for r in records] == [1] and "dev_bleu" in records[0]
+    tr._main(["ship", "--workdir", str(straight), "--keep-last", "2", "--out", str(tmp_path / "avg.pt")])
+    tr._main(["score", "--path", str(tmp_path / "avg.pt"), "--sentences", "3"])
+    out = capsys.readouterr().out
+    assert "wrote" in out and "test split (3 German sentences), average of steps [2, 4], beam: BLEU" in out
+    assert SIGNATURE.search(out.split("BLEU signature: ")[1]) and "chrF signature: nrefs:" in out

@@ -1,0 +1,400 @@
+"""German to English translation, trained, shipped and scored: the paper's own task (sections 5 and 6.1).
+
+The data and the shared subword vocabulary are ``utils.translation``'s (Debian's
+``trans-de-en``: 11,881 train, 1,451 dev and 1,340 test sentence pairs; 4,000 BPE
+pieces). The model is the course's ``Transformer`` with its one embedding table tied
+to the output layer (section 3.4); the loop is the course's one loop,
+``utils.loop.Run``, exactly as ``g2p.train_g2p`` uses it: batches by length with a
+token budget (section 5.1), Adam with the warmup schedule of equation 3 (5.3),
+dropout and label smoothing (5.4), a work folder that a second call resumes bit for
+bit. Every ``eval_every`` steps the run measures the dev loss and the *greedy* dev
+BLEU and chrF (``sacrebleu`` on detokenised text: the ids are decoded back to
+sentences and scored against the dev split's references). Shipping averages the last
+``keep_last`` checkpoints (section 6.1); scoring decodes the test split with beam
+search (beam 4, alpha 0.6)::
+
+    .venv/bin/python -m utils.translation train --workdir _build_mt --threads 1 --steps 12000
+    .venv/bin/python -m utils.translation ship --workdir _build_mt   # utils/checkpoints/translation/de_en_avg.pt
+    .venv/bin/python -m utils.translation score                      # test BLEU and chrF, sacrebleu's signatures
+
+Run ``train`` again with the same arguments (and a larger ``--steps`` if wanted) to go on.
+
+Measured on one thread of an AMD EPYC (the other core busy): 63 batches an epoch, 1.14 s a
+step; the dev evaluation (dev loss and greedy decoding of the 1,449 dev sources) took 65 s
+at step 500, as long as for an untrained model (64 s: nearly every output runs to
+``MAX_EXTRA`` pieces past its source); it shortens as the model learns to stop.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata as md
+import pathlib
+import platform
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from . import g2p, loop
+from . import translation as tr
+from .checks import is_int
+from .decoding import average_checkpoints, greedy_decode
+from .model import Transformer
+from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load
+
+#: The model (1.9M parameters with the 4,000-piece vocabulary). ``max_len`` is the
+#: positional table (not a weight): the longest encoded sequence is 90 pieces (a train
+#: target with its ``</s>``; test sources reach 87), and decoding goes ``MAX_EXTRA``
+#: past the source, so 256 leaves room for any sentence of the data.
+MT_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.2, max_len=256)
+#: The training recipe (section 5): tokens per batch (padding included), warmup steps,
+#: label smoothing, seed, the step to train until, save points, evaluations, checkpoints kept.
+MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=12000,
+                save_every=500, eval_every=500, keep_last=5)
+
+#: Outputs may be this many pieces longer than their source: no English sentence of the
+#: train split is more than 19 pieces longer than its German (dev 15, test 16;
+#: ``tests/test_translation_train.py`` checks it). The paper allows 50 (section 6.1); 20
+#: keeps a babbling early model from decoding 50 pieces past every dev sentence.
+MAX_EXTRA = 20
+#: The ways ``translate`` decodes.
+DECODES = ("greedy", "beam")
+
+WORKDIR = pathlib.Path(__file__).resolve().parents[1] / "_build_mt"
+AVG_FILE = tr.SHIPPED / "de_en_avg.pt"
+LOG_FILE = tr.SHIPPED / "de_en_log.jsonl"
+#: The largest shipped file ``ship`` writes (bytes).
+MAX_SHIPPED_BYTES = 10 * 1024 * 1024
+NAME = "train_translation"
+
+
+def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer:
+    """``Transformer(vocab_size, **model)``: the sizes of ``MT_MODEL`` by default, or of a run's config.
+
+    Raises:
+        TypeError: ``model`` is not a dict with exactly the fields of ``MT_MODEL``.
+    """
+    model = MT_MODEL if model is None else model
+    if not isinstance(model, dict) or set(model) != set(MT_MODEL):
+        raise TypeError(f"model must be a dict with the fields {sorted(MT_MODEL)}, got {model!r:.120}")
+    return Transformer(vocab_size, **model)
+
+
+@functools.lru_cache(maxsize=2)
+def _training_data(max_tokens: int, phrases: bool) -> tuple[list, list, list]:
+    """(train examples, dev pairs (text), ``make_batches`` of the train examples), made once per
+    process for ``train_translation`` (read only: never mutate them). An example is (German ids,
+    English ids + ``</s>``); with ``phrases`` the dictionary's 367,354 phrase pairs follow the
+    11,881 sentence pairs (reading and encoding them takes about 20 s)."""
+    sp = tr._shipped_vocab()
+    by_split = tr._pairs_once(tr.data_path())
+    pairs = tr.encode_pairs(by_split["train"], sp)
+    if phrases:
+        pairs += tr.encode_pairs(tr.phrase_pairs(), sp)
+    return pairs, by_split["dev"], tr.make_batches(pairs, max_tokens)
+
+
+# ---------------------------------------------------------------- decoding and scoring
+
+class _Text:
+    """Sentences in, sentences out: the two methods ``g2p._decode_by_length`` calls, for text."""
+
+    def __init__(self, sp):
+        self.sp = sp
+
+    def encode_word(self, sentence):  # German -> ids (an empty sentence fails: a source needs a token)
+        ids = tr.encode(sentence, self.sp)
+        if not ids:
+            raise ValueError(f"a source sentence needs at least one piece, got {sentence!r}")
+        return ids
+
+    def decode_phones(self, ids):  # ids after <s> -> English text, up to </s>
+        return tr.decode(ids, self.sp)
+
+
+def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6, max_extra=MAX_EXTRA,
+              batch_size=None) -> list[str]:
+    """German sentences -> English sentences (detokenised text), in the order given.
+
+    Sentences are decoded ``batch_size`` at a time, grouped by length (little padding):
+    ``greedy`` by ``decoding.greedy_decode`` (at most ``max_extra`` pieces past the
+    longest source of the batch), ``beam`` by ``g2p.beam_search_batch`` (section 6.1;
+    each sentence at most ``max_extra`` pieces past its own source), best hypothesis.
+
+    Args:
+        model: a ``Transformer`` over the shared vocabulary (put in eval mode here).
+        sentences: a list of German strings.
+        sp: the sentencepiece vocabulary (default: the shipped one).
+        batch_size: sentences per batch (default 200 greedy, 100 beam).
+
+    Raises:
+        TypeError: ``sentences`` is not a list of strings.
+        ValueError: ``decode`` is not 'greedy' or 'beam'; a sentence encodes to no piece;
+            bad ``batch_size``, ``beam_size``, ``alpha`` or ``max_extra``.
+    """
+    if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)) or not all(isinstance(s, str) for s in sentences):
+        raise TypeError(f"sentences must be a list of German strings such as ['Guten Morgen!'], got {sentences!r:.80}")
+    if decode not in DECODES:
+        raise ValueError(f"decode must be one of {DECODES}, got {decode!r}")
+    if not is_int(max_extra) or max_extra < 0:
+        raise ValueError(f"max_extra must be an int >= 0 (pieces past the source), got {max_extra!r}")
+    batch_size = (200 if decode == "greedy" else 100) if batch_size is None else batch_size
+    sp = sp or tr._shipped_vocab()
+    model.eval()
+    if decode == "greedy":
+        def decode_batch(src):
+            return [tr.decode(row, sp) for row in greedy_decode(model, src, max_len=src.size(1) + max_extra)]
+    else:
+        def decode_batch(src):
+            return [tr.decode(hyps[0].tokens, sp)
+                    for hyps in g2p.beam_search_batch(model, src, beam_size, alpha, max_extra)]
+    return g2p._decode_by_length(sentences, _Text(sp), batch_size, decode_batch)
+
+
+def bleu_chrf(hyps, streams) -> dict:
+    """Corpus BLEU and chrF (sacrebleu's defaults) of detokenised ``hyps`` against reference ``streams``.
+
+    Args:
+        hyps: one English string per source.
+        streams: reference streams as ``translation.reference_streams`` gives them (stream
+            k holds each source's k-th reference or None): several references per source
+            are allowed, and sacrebleu's signature then says ``nrefs:var``.
+
+    Returns:
+        {"bleu", "chrf"} (0 to 100) and {"bleu_signature", "chrf_signature"} (sacrebleu's
+        strings, e.g. ``nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``).
+
+    Raises:
+        TypeError: ``hyps`` is not a list of strings.
+        ValueError: no hypotheses, or a stream's length is not the number of hypotheses.
+    """
+    from sacrebleu.metrics import BLEU, CHRF
+
+    if not isinstance(hyps, (list, tuple)) or not all(isinstance(h, str) for h in hyps):
+        raise TypeError(f"hyps must be a list of English strings, got {hyps!r:.80}")
+    if not hyps or not streams or any(len(s) != len(hyps) for s in streams):
+        raise ValueError(f"need one or more reference streams of {len(hyps)} entries (one per hypothesis, at least "
+                         f"one), got lengths {[len(s) for s in streams]}")
+    bleu, chrf = BLEU(), CHRF()
+    scores = dict(bleu=bleu.corpus_score(list(hyps), streams).score, chrf=chrf.corpus_score(list(hyps), streams).score)
+    return dict(scores, bleu_signature=str(bleu.get_signature()), chrf_signature=str(chrf.get_signature()))
+
+
+def score_pairs(model, pairs, sp=None, decode="greedy", **kwargs) -> dict:
+    """BLEU and chrF of ``model`` on (German, English) pairs: each distinct German sentence is
+    translated once and scored against all its references (``reference_streams``).
+
+    Returns:
+        ``bleu_chrf``'s dict, with "sources" (the German sentences) and "hyps" (their translations).
+
+    Raises:
+        ValueError: ``pairs`` is empty; as for ``translate`` and ``bleu_chrf``.
+        TypeError: ``pairs`` is not a list of (str, str).
+    """
+    sources, streams = tr.reference_streams(pairs)
+    if not sources:
+        raise ValueError("score_pairs needs at least one (German, English) pair, got none")
+    hyps = translate(model, sources, sp, decode=decode, **kwargs)
+    return dict(bleu_chrf(hyps, streams), sources=sources, hyps=hyps)
+
+
+# ---------------------------------------------------------------- training
+
+def _versions() -> dict:
+    return dict(python=platform.python_version(), torch=torch.__version__, sacrebleu=md.version("sacrebleu"),
+                sentencepiece=md.version("sentencepiece"), data=tr.data_version(), machine=platform.machine(),
+                threads=torch.get_num_threads())
+
+
+def _config(steps, threads, phrases, recipe) -> tuple[dict, dict]:
+    """(the recipe with ``steps``, the run's config: model and recipe without steps), checked."""
+    unknown = set(recipe) - set(MT_TRAIN)
+    if unknown:
+        raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(MT_TRAIN)} (and phrases)")
+    cfg = {**MT_TRAIN, **recipe, **({} if steps is None else dict(steps=steps))}
+    lowest = dict(steps=1, save_every=1, eval_every=1, max_tokens=1, warmup=1, keep_last=1, seed=0)
+    for name, low in {**lowest, "threads": 1}.items():
+        value = threads if name == "threads" else cfg[name]
+        if not is_int(value) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {type(value).__name__} {value!r}")
+        if name != "threads":
+            cfg[name] = int(value)  # NumPy integers are welcome; the log (JSON) and the state hold Python ints
+    if not isinstance(cfg["eps_ls"], (int, float)) or isinstance(cfg["eps_ls"], bool) or not 0 <= cfg["eps_ls"] < 1:
+        raise ValueError(f"eps_ls must be a number in [0, 1), got {cfg['eps_ls']!r}")
+    if not isinstance(phrases, bool):
+        raise TypeError(f"phrases must be True or False (add the dictionary's phrase pairs), got {phrases!r}")
+    recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
+    return cfg, dict(model=MT_MODEL, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases))
+
+
+def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
+                      dev_size=None, **recipe) -> nn.Module:
+    """Train the German to English Transformer with the paper's recipe; resumable.
+
+    The loop is ``utils.loop.Run`` with a work folder, as in ``g2p.train_g2p``. It writes
+    under ``workdir``: ``state.pt`` (model, Adam, schedule, random state, epoch and
+    position in the data; rewritten at each save point), ``step{N}.pt`` (the weights every
+    ``save_every`` steps, the last ``keep_last`` kept) and ``log.jsonl`` (a header: the
+    config, versions, data sizes and sacrebleu's signatures; then one JSON line per save
+    point: step, epoch, rate, training seconds, the per-step losses, the non-pad source
+    and target tokens since the previous line, and every ``eval_every`` steps and at the
+    last step unless ``dev_eval`` is False: dev loss (label-smoothed, per target token),
+    greedy dev BLEU and chrF, and the seconds they took). Run it again on the same folder
+    with the same recipe and it continues from ``state.pt`` exactly as if it had never
+    stopped; ``steps`` is a total, so a larger one trains further.
+
+    Args:
+        workdir: the run's folder (made if missing).
+        steps: the step to train until (default ``MT_TRAIN["steps"]``).
+        threads: PyTorch's CPU threads (1 is reproducible to the bit on one machine).
+        progress: a progress bar and a line per evaluation.
+        dev_eval: evaluate on the dev split (False: no evaluation, for quick runs).
+        phrases: also train on the dictionary's phrase pairs (``translation.phrase_pairs``,
+            which never hold a dev or test sentence). Part of the recipe: a folder trained
+            with one setting refuses the other.
+        dev_size: evaluate on the first ``dev_size`` dev pairs only (default: all 1,451;
+            not part of the recipe, it changes no weight).
+        **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
+            ``seed``, ``save_every``, ``eval_every``, ``keep_last``).
+
+    Returns:
+        The trained model (eval mode).
+
+    Raises:
+        ValueError: ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
+            its range (``seed`` >= 0, the others >= 1; ``eps_ls`` in [0, 1)); an unknown
+            recipe field; the folder holds a run with another config (the message shows
+            both; checked before any data is read) or a ``state.pt`` or log that cannot be
+            read (the message names the file and says to delete it or use another folder).
+        TypeError: ``phrases`` is not a bool.
+        FileNotFoundError: the dictionary is missing (the message gives the install command).
+    """
+    cfg, run_cfg = _config(steps, threads, phrases, recipe)
+    if dev_size is not None and (not is_int(dev_size) or dev_size < 1):
+        raise ValueError(f"dev_size must be None (all dev pairs) or an int >= 1, got {type(dev_size).__name__} {dev_size!r}")
+    state_path = pathlib.Path(workdir) / "state.pt"
+    if state_path.is_file():  # refuse another config before spending seconds on the data
+        saved = loop.read_state(state_path, NAME)["config"]
+        if saved != run_cfg:
+            raise ValueError(f"{state_path} holds a run with another configuration: {saved} (this one: {run_cfg}); "
+                             f"use another workdir")
+    from .env import set_seed
+
+    set_seed(cfg["seed"], threads=threads)
+    pairs, dev_text, batches = _training_data(cfg["max_tokens"], phrases)
+    dev_text = dev_text[:dev_size]
+    dev_examples = tr.encode_pairs(dev_text)
+    model = new_model()
+    criterion = LabelSmoothingLoss(cfg["eps_ls"])
+    header = dict(versions=_versions(), train_pairs=len(pairs), train_batches=len(batches), dev_pairs=len(dev_text),
+                  params=sum(p.numel() for p in model.parameters()))
+    if dev_eval:
+        sources, streams = tr.reference_streams(dev_text)
+        header["signatures"] = {k: v for k, v in bleu_chrf(list(streams[0]), streams).items() if k.endswith("signature")}
+
+    def evaluate(model, step):  # the loop calls it in eval mode, without gradients
+        result = dict(dev_loss=g2p.dev_loss(model, dev_examples, criterion))
+        hyps = translate(model, sources)
+        result.update((f"dev_{k}", v) for k, v in bleu_chrf(hyps, streams).items() if not k.endswith("signature"))
+        if progress:
+            tqdm.write(f"step {step}: dev loss {result['dev_loss']:.3f}, greedy BLEU {result['dev_bleu']:.2f}, "
+                       f"chrF {result['dev_chrf']:.2f} ({run.train_seconds / 60:.1f} min of training)")
+        return result
+
+    run = loop.Run(model, loop.EpochBatches(batches, lambda indices: tr.collate([pairs[i] for i in indices]), cfg["seed"]),
+                   d_model=model.embed.d_model, warmup=cfg["warmup"], criterion=criterion, save_every=cfg["save_every"],
+                   keep_last=cfg["keep_last"], evaluate=evaluate if dev_eval else None, eval_every=cfg["eval_every"],
+                   workdir=workdir, config=run_cfg, name=NAME, progress=progress, desc="German-English training",
+                   header=header)
+    run.train(cfg["steps"])
+    return model.eval()
+
+
+def read_log(path) -> tuple[dict, list[dict]]:
+    """(header, records) of a log written by ``train_translation``.
+
+    Raises:
+        FileNotFoundError, ValueError: as for ``loop.read_log`` (the message names the file).
+    """
+    return loop.read_log(path, kind="translation training log", owner=NAME)
+
+
+# ---------------------------------------------------------------- shipping and scoring
+
+def ship(workdir=WORKDIR, out=AVG_FILE, keep_last=None, dtype="float16") -> pathlib.Path:
+    """Average the last ``keep_last`` checkpoints of ``workdir`` (section 6.1) into ``out``; copy
+    the run's log beside it (``de_en_log.jsonl``); return ``out``'s path.
+
+    The file holds {"steps": averaged steps, "config": the run's config, "state_dict":
+    the weights as ``dtype``, "float16" (3.8 MB for ``MT_MODEL``) or "float32" (7.6 MB)}.
+
+    Raises:
+        ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5); ``dtype``
+            is not 'float16' or 'float32'; a checkpoint cannot be read, or the file would be
+            larger than ``MAX_SHIPPED_BYTES`` (10 MB).
+        FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints, or no log.
+    """
+    keep_last = MT_TRAIN["keep_last"] if keep_last is None else keep_last
+    if not is_int(keep_last) or keep_last < 1:
+        raise ValueError(f"keep_last must be a positive int, got {keep_last!r}")
+    if dtype not in ("float16", "float32"):
+        raise ValueError(f"dtype must be 'float16' or 'float32', got {dtype!r}")
+    workdir, out = pathlib.Path(workdir), pathlib.Path(out)
+    steps = _checkpoint_steps(workdir, prefix="step")[-int(keep_last):]
+    if len(steps) < keep_last:
+        raise FileNotFoundError(f"need {keep_last} checkpoints step{{N}}.pt in {workdir}, found steps {steps}")
+    header, _ = read_log(workdir / "log.jsonl")
+    remedy = f"delete it (the other checkpoints of {workdir} are kept) or train again"
+    states = [_torch_load(workdir / f"step{s}.pt", f"a checkpoint saved by {NAME} (a state_dict)", remedy) for s in steps]
+    average = {k: v.to(getattr(torch, dtype)) if v.is_floating_point() else v for k, v in average_checkpoints(states).items()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    torch.save(dict(steps=steps, config=header["start"], state_dict=average), tmp)
+    if tmp.stat().st_size > MAX_SHIPPED_BYTES:
+        size = tmp.stat().st_size
+        tmp.unlink()
+        raise ValueError(f"the averaged weights take {size:,} bytes, more than {MAX_SHIPPED_BYTES:,}; ship float16")
+    tmp.replace(out)
+    (out.parent / LOG_FILE.name).write_text((workdir / "log.jsonl").read_text())
+    return out
+
+
+def load_shipped(path=AVG_FILE) -> tuple[nn.Module, list[int]]:
+    """(model in eval mode, the steps it averages) from a file ``ship`` wrote; weights loaded as float32.
+
+    Raises:
+        FileNotFoundError: the file is missing (the message gives the commands that make it).
+        ValueError: the file is not a shipped model, or holds the weights of another model.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.translation train`, then "
+                                "`python -m utils.translation ship`")
+    expected = "a shipped translation model (a dict with keys ['config', 'state_dict', 'steps'])"
+    saved = _torch_load(path, expected, "remake it with `python -m utils.translation ship` (or restore it with git)")
+    if not isinstance(saved, dict) or set(saved) != {"steps", "config", "state_dict"}:
+        got = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+        raise ValueError(f"{path} must be {expected}, got {got}")
+    try:
+        model = new_model(saved["config"].get("model") if isinstance(saved["config"], dict) else None)
+        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()})
+    except (RuntimeError, AttributeError, TypeError) as error:
+        raise ValueError(f"{path} holds the weights of another model: {str(error)[:200]}") from None
+    return model.eval(), list(saved["steps"])
+
+
+def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None) -> dict:
+    """``score_pairs`` of the shipped model on a split (default: the test split, beam 4, alpha 0.6),
+    optionally on its first ``sentences`` pairs only; the dict also holds "steps".
+
+    Raises:
+        ValueError: ``split`` is not a split; ``sentences`` is not None or an int >= 1.
+    """
+    if split not in tr.SPLITS:
+        raise ValueError(f"split must be one of {tuple(tr.SPLITS)}, got {split!r}")
+    if sentences is not None and (not is_int(sentences) or sentences < 1):
+        raise ValueError(f"sentences must be None (all) or an int >= 1, got {sentences!r}")
+    model, steps = load_shipped(path)
+    pairs = tr._pairs_once(tr.data_path())[split][:sentences]
+    return dict(score_pairs(model, pairs, decode=decode), steps=steps)
