@@ -632,6 +632,7 @@ def _main(argv=None):
     t.add_argument("--phrases", action="store_true", help="also train on the dictionary's phrase pairs")
     t.add_argument("--seed", type=int, default=mt.MT_TRAIN["seed"], help="initial weights, dropout and batch order "
                    "(default: %(default)s)")
+    t.add_argument("--size", choices=tuple(mt.MT_SIZES), default="base", help="the model's size (default: %(default)s)")
     t.add_argument("--dev-size", type=int, default=None, metavar="N", help="evaluate on the first N dev pairs only")
     s = sub.add_parser("ship", help=f"average the last checkpoints into {mt.AVG_FILE}")
     s.add_argument("--workdir", default=str(mt.WORKDIR))
@@ -648,7 +649,7 @@ def _main(argv=None):
         print("wrote", train_vocab(VOCAB_FILE, args.size))
     elif args.cmd == "train":
         mt.train_translation(args.workdir, steps=args.steps, threads=args.threads, phrases=args.phrases, seed=args.seed,
-                             dev_size=args.dev_size)
+                             dev_size=args.dev_size, size=args.size)
     elif args.cmd == "ship":
         print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
     elif args.cmd == "score":

@@ -48,6 +48,8 @@ from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load
 #: target with its ``</s>``; test sources reach 87), and decoding goes ``MAX_EXTRA``
 #: past the source, so 256 leaves room for any sentence of the data.
 MT_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.2, max_len=256)
+#: Other sizes, measured against ``MT_MODEL`` (``--size``): the fields they change.
+MT_SIZES = {"base": {}, "small": dict(d_model=64, d_ff=256), "large": dict(d_model=256, d_ff=1024)}
 #: The training recipe (section 5): tokens per batch (padding included), warmup steps,
 #: label smoothing, seed, the step to train until, save points, evaluations, checkpoints kept.
 MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=12000,
@@ -207,8 +209,10 @@ def _versions() -> dict:
                 threads=torch.get_num_threads())
 
 
-def _config(steps, threads, phrases, recipe) -> tuple[dict, dict]:
+def _config(steps, threads, phrases, recipe, size="base") -> tuple[dict, dict]:
     """(the recipe with ``steps``, the run's config: model and recipe without steps), checked."""
+    if not isinstance(size, str) or size not in MT_SIZES:
+        raise ValueError(f"size must be one of {sorted(MT_SIZES)}, got {size!r}")
     unknown = set(recipe) - set(MT_TRAIN)
     if unknown:
         raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(MT_TRAIN)} (and phrases)")
@@ -225,11 +229,11 @@ def _config(steps, threads, phrases, recipe) -> tuple[dict, dict]:
     if not isinstance(phrases, bool):
         raise TypeError(f"phrases must be True or False (add the dictionary's phrase pairs), got {phrases!r}")
     recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
-    return cfg, dict(model=MT_MODEL, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases))
+    return cfg, dict(model={**MT_MODEL, **MT_SIZES[size]}, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases))
 
 
 def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
-                      dev_size=None, **recipe) -> nn.Module:
+                      dev_size=None, size="base", **recipe) -> nn.Module:
     """Train the German to English Transformer with the paper's recipe; resumable.
 
     The loop is ``utils.loop.Run`` with a work folder, as in ``g2p.train_g2p``. It writes
@@ -255,6 +259,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             with one setting refuses the other.
         dev_size: evaluate on the first ``dev_size`` dev pairs only (default: all 1,451;
             not part of the recipe, it changes no weight).
+        size: a key of ``MT_SIZES``: "base" (``MT_MODEL``), or "small" / "large" (half and
+            twice its ``d_model`` and ``d_ff``), the sizes measured against it. Part of the config.
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``).
 
@@ -262,7 +268,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         The trained model (eval mode).
 
     Raises:
-        ValueError: ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
+        ValueError: ``size`` is not a key of ``MT_SIZES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls`` in [0, 1)); an unknown
             recipe field; the folder holds a run with another config (the message shows
             both; checked before any data is read) or a ``state.pt`` or log that cannot be
@@ -270,7 +276,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         TypeError: ``phrases`` is not a bool.
         FileNotFoundError: the dictionary is missing (the message gives the install command).
     """
-    cfg, run_cfg = _config(steps, threads, phrases, recipe)
+    cfg, run_cfg = _config(steps, threads, phrases, recipe, size)
     if dev_size is not None and (not is_int(dev_size) or dev_size < 1):
         raise ValueError(f"dev_size must be None (all dev pairs) or an int >= 1, got {type(dev_size).__name__} {dev_size!r}")
     state_path = pathlib.Path(workdir) / "state.pt"
@@ -285,7 +291,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     pairs, dev_text, batches = _training_data(cfg["max_tokens"], phrases)
     dev_text = dev_text[:dev_size]
     dev_examples = tr.encode_pairs(dev_text)
-    model = new_model()
+    model = new_model(run_cfg["model"])
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     header = dict(versions=_versions(), train_pairs=len(pairs), train_batches=len(batches), dev_pairs=len(dev_text),
                   params=sum(p.numel() for p in model.parameters()))
