@@ -639,6 +639,8 @@ def _main(argv=None):
     s.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16", help="stored weights (default: %(default)s)")
     s.add_argument("--out", default=str(mt.AVG_FILE))
+    d = sub.add_parser("decode", help="translate the test split with both shipped models, greedy and beam")
+    d.add_argument("--out", default=str(mt.OUTPUTS_FILE))
     e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
     e.add_argument("--path", default=str(mt.AVG_FILE))
     e.add_argument("--split", choices=tuple(SPLITS), default="test")
@@ -652,6 +654,10 @@ def _main(argv=None):
                              dev_size=args.dev_size, size=args.size)
     elif args.cmd == "ship":
         print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
+        if args.out == str(mt.AVG_FILE):  # the shipped pair: the average and the last checkpoint alone
+            print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
+    elif args.cmd == "decode":
+        print("wrote", mt.decode_test_split(args.out))
     elif args.cmd == "score":
         r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
         print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "

@@ -14,8 +14,9 @@ sentences and scored against the dev split's references). Shipping averages the 
 search (beam 4, alpha 0.6)::
 
     .venv/bin/python -m utils.translation train --workdir _build_mt --threads 1 --steps 12000
-    .venv/bin/python -m utils.translation ship --workdir _build_mt   # utils/checkpoints/translation/de_en_avg.pt
+    .venv/bin/python -m utils.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
     .venv/bin/python -m utils.translation score                      # test BLEU and chrF, sacrebleu's signatures
+    .venv/bin/python -m utils.translation decode                     # the test split's translations, for chapter 16
 
 Run ``train`` again with the same arguments (and a larger ``--steps`` if wanted) to go on.
 
@@ -29,8 +30,10 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata as md
+import json
 import pathlib
 import platform
+import time
 
 import torch
 from torch import nn
@@ -65,6 +68,12 @@ DECODES = ("greedy", "beam")
 
 WORKDIR = pathlib.Path(__file__).resolve().parents[1] / "_build_mt"
 AVG_FILE = tr.SHIPPED / "de_en_avg.pt"
+#: The run's last checkpoint alone (``ship --keep-last 1``), to show what averaging adds.
+LAST_FILE = tr.SHIPPED / "de_en_last.pt"
+#: The shipped models' decodes of the test split (``python -m utils.translation decode``).
+OUTPUTS_FILE = tr.SHIPPED / "de_en_test_outputs.json"
+#: (weights, decoding) pairs of the shipped test outputs.
+OUTPUT_KINDS = (("last", "greedy"), ("last", "beam"), ("avg", "greedy"), ("avg", "beam"))
 LOG_FILE = tr.SHIPPED / "de_en_log.jsonl"
 #: The largest shipped file ``ship`` writes (bytes).
 MAX_SHIPPED_BYTES = 10 * 1024 * 1024
@@ -404,3 +413,72 @@ def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None) ->
     model, steps = load_shipped(path)
     pairs = tr._pairs_once(tr.data_path())[split][:sentences]
     return dict(score_pairs(model, pairs, decode=decode), steps=steps)
+
+
+def shipped_path(which: str) -> pathlib.Path:
+    """The file of a shipped model: "avg" (``AVG_FILE``) or "last" (``LAST_FILE``).
+
+    Raises:
+        ValueError: ``which`` is neither.
+    """
+    if which not in ("avg", "last"):
+        raise ValueError(f"which must be 'avg' (the averaged checkpoints) or 'last' (the last one), got {which!r}")
+    return AVG_FILE if which == "avg" else LAST_FILE
+
+
+def decode_test_split(path=OUTPUTS_FILE, progress=True) -> pathlib.Path:
+    """Translate the test split with both shipped models, greedy and beam (4, alpha 0.6); write ``path``.
+
+    Chapter 16 reads these outputs instead of translating the test sentences four times (minutes
+    on one core), and ``tests/test_translation_train.py`` translates a sample
+    again and compares. The file (JSON) holds the distinct German test sentences in order
+    (``translation.reference_streams``), the steps each model averages, the machine, and
+    for each (weights, decoding) of ``OUTPUT_KINDS`` one English sentence per source.
+    """
+    sources, _ = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
+    record = dict(kind="translation test outputs", sources=sources, versions=_versions(), steps={}, outputs={})
+    for which, decode in OUTPUT_KINDS:
+        model, steps = load_shipped(shipped_path(which))
+        record["steps"][which] = steps
+        start = time.perf_counter()
+        record["outputs"][f"{which} {decode}"] = translate(model, sources, decode=decode)
+        if progress:
+            print(f"{which} {decode}: {len(sources):,} sentences in {time.perf_counter() - start:.0f} s")
+    path = pathlib.Path(path)
+    path.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return path
+
+
+def load_test_outputs(path=OUTPUTS_FILE) -> dict:
+    """The shipped translations of the test split: {"sources": [...], "steps": {"avg": [...], "last": [...]},
+    (which, decode): [English, ...] for each of ``OUTPUT_KINDS``}.
+
+    Raises:
+        FileNotFoundError: the file is missing (the message gives the command that makes it).
+        ValueError: the file is not readable JSON or not these outputs (the message names it and
+            the command that remakes it), or its sources are not this data's test split.
+    """
+    path = pathlib.Path(path)
+    remake = "rerun `python -m utils.translation decode`"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.translation decode`")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error}); {remake}") from None
+    if not isinstance(record, dict) or record.get("kind") != "translation test outputs":
+        raise ValueError(f"{path} is not a file of translation test outputs (its 'kind' field differs); {remake}")
+    sources, outputs = record.get("sources"), record.get("outputs")
+    kinds = [f"{w} {d}" for w, d in OUTPUT_KINDS]
+    if not isinstance(outputs, dict) or not all(
+            isinstance(outputs.get(k), list) and all(isinstance(h, str) for h in outputs[k]) for k in kinds):
+        raise ValueError(f"{path}: 'outputs' must map each of {kinds} to a list of strings; {remake}")
+    if sources != tr.reference_streams(tr._pairs_once(tr.data_path())["test"])[0]:
+        raise ValueError(f"{path}: its sources are not the test split of this dictionary; {remake}")
+    out = {"sources": sources, "steps": record.get("steps")}
+    for which, decode in OUTPUT_KINDS:
+        hyps = outputs[f"{which} {decode}"]
+        if len(hyps) != len(sources):
+            raise ValueError(f"{path}: {which} {decode} has {len(hyps)} outputs for {len(sources)} sources; {remake}")
+        out[which, decode] = hyps
+    return out
