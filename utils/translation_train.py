@@ -326,6 +326,39 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     return model.eval()
 
 
+def training_flops(config, steps) -> list[int]:
+    """Cumulative training FLOPs of a run after each of its first ``steps`` steps: entry k-1 is the total
+    of steps 1 to k.
+
+    ``config`` is a log header's "start" (the model, and the recipe's ``max_tokens``, ``seed``
+    and ``phrases``). Each step is counted by ``flops.transformer_step_flops`` on the padded
+    batch that the run drew at that step: the batch order is replayed as ``loop.EpochBatches``
+    draws it, without running the model (chapter 10 counts FLOPs the same way). The counts
+    include padding, as the computation does.
+
+    Raises:
+        ValueError: ``steps`` is not an int >= 1; ``config`` lacks "model" or "recipe".
+    """
+    from .flops import transformer_step_flops
+
+    if not is_int(steps) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if not isinstance(config, dict) or not {"model", "recipe"} <= set(config):
+        raise ValueError(f"config must be a log header's 'start' (with 'model' and 'recipe'), got {config!r:.120}")
+    recipe = config["recipe"]
+    pairs, _, batches = _training_data(recipe["max_tokens"], recipe.get("phrases", False))
+    per_batch = []
+    for indices in batches:
+        src, tgt = tr.collate([pairs[i] for i in indices])
+        per_batch.append(transformer_step_flops(src.size(0), src.size(1), tgt.size(1), tr.VOCAB_SIZE, **config["model"]))
+    order = loop.EpochBatches([[i] for i in range(len(batches))], lambda one: per_batch[one[0]], recipe["seed"])
+    total, out = 0, []
+    for _ in range(steps):
+        total += next(order)
+        out.append(total)
+    return out
+
+
 def read_log(path) -> tuple[dict, list[dict]]:
     """(header, records) of a log written by ``train_translation``.
 
