@@ -20,10 +20,11 @@ a small corpus (``bpe_merges_agree``).
 Ship the vocabulary, measure the sizes; train, ship and score the model (``utils.translation_train``)::
 
     .venv/bin/python -m utils.translation vocab       # utils/checkpoints/translation/de_en_bpe.model
-    .venv/bin/python -m utils.translation measure     # tokens per sentence and rare test tokens per size
+    .venv/bin/python -m utils.translation measure     # tokens per sentence and rare dev tokens per size
     .venv/bin/python -m utils.translation train --workdir _build_mt --steps 12000 --threads 1 [--phrases] [--seed 0]
-    .venv/bin/python -m utils.translation ship --workdir _build_mt   # utils/checkpoints/translation/de_en_avg.pt
+    .venv/bin/python -m utils.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
     .venv/bin/python -m utils.translation score       # test BLEU and chrF of the shipped average, beam 4
+    .venv/bin/python -m utils.translation decode      # the test split's translations (chapter 16 reads them)
 """
 
 from __future__ import annotations
@@ -70,17 +71,18 @@ _ANNOTATION = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)")
 _PUNCT = re.compile(r"[^\w\s]")
 
 #: The shipped shared vocabulary (the size chosen in ``VOCAB_SIZE``, trained on the train split).
-#: ``python -m utils.translation measure`` on 1.9-6's test split (tokens per sentence; share of
-#: test tokens that are <unk>, or pieces seen fewer than 10 times in the encoded train split):
+#: ``python -m utils.translation measure`` on 1.9-6's dev split (tokens per sentence; share of
+#: dev tokens that are <unk>, or pieces seen fewer than 10 times in the encoded train split):
 #:
-#:   size  German  English  <unk>  rare
-#:   1000   19.07    17.93     0%  0.02%
-#:   2000   16.50    15.62     0%  0.08%
-#:   4000   14.56    13.73     0%  0.39%
-#:   8000   12.93    12.32     0%  7.07%
+#:   size  German  English   <unk>  rare
+#:   1000   18.65    17.50  0.002%  0.02%
+#:   2000   16.11    15.26  0.002%  0.06%
+#:   4000   14.19    13.38  0.003%  0.39%
+#:   8000   12.59    12.04  0.003%  6.97%
 #:
 #: 4000 keeps sequences short (about 1.8 pieces per word) while almost every piece is
-#: seen often enough in training to learn its embedding; at 8000, 7% of test tokens are rare.
+#: seen often enough in training to learn its embedding; at 8000, 7% of dev tokens are rare.
+#: (Chapter 16 reruns this measurement.)
 SHIPPED = pathlib.Path(__file__).resolve().parent / "checkpoints" / "translation"
 VOCAB_SIZE = 4000
 VOCAB_FILE = SHIPPED / "de_en_bpe.model"
@@ -602,12 +604,19 @@ def encode_pairs(pairs, sp=None) -> list[tuple[list[int], list[int]]]:
 
 # ---------------------------------------------------------------- choosing the size
 
-def measure_vocab(sp, pairs_by_split, rare=10) -> dict:
-    """Tokens per sentence (German, English) on the test split, and the share of test
-    tokens that are ``<unk>`` or rare (a piece seen fewer than ``rare`` times in the
-    encoded train split)."""
+def measure_vocab(sp, pairs_by_split, rare=10, split="dev") -> dict:
+    """Tokens per sentence (German, English) on a held-out split (the dev split: sizes are
+    chosen there, the test split is kept for the final score), and the share of its tokens
+    that are ``<unk>`` or rare (a piece seen fewer than ``rare`` times in the encoded train
+    split).
+
+    Raises:
+        ValueError: ``split`` is not 'dev' or 'test'.
+    """
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev' or 'test' (held-out sentences), got {split!r}")
     train = collections.Counter(i for s in vocab_sentences(pairs_by_split["train"]) for i in sp.encode(s))
-    test = pairs_by_split["test"]
+    test = pairs_by_split[split]
     de = [sp.encode(d) for d, _ in test]
     en = [sp.encode(e) for _, e in test]
     tokens = [i for ids in de + en for i in ids]
@@ -621,7 +630,7 @@ def _main(argv=None):
     sub = parser.add_subparsers(dest="cmd", required=True)
     v = sub.add_parser("vocab", help=f"train the shared vocabulary into {VOCAB_FILE}")
     v.add_argument("--size", type=int, default=VOCAB_SIZE)
-    m = sub.add_parser("measure", help="tokens per sentence and rare test tokens for several sizes")
+    m = sub.add_parser("measure", help="tokens per sentence and rare dev tokens for several sizes")
     m.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
     from . import translation_train as mt  # the model's commands (train, ship, score) live there
 
@@ -668,8 +677,8 @@ def _main(argv=None):
         with tempfile.TemporaryDirectory() as tmp:
             for size in args.sizes:
                 r = measure_vocab(load_vocab(train_vocab(pathlib.Path(tmp) / f"v{size}.model", size)), _pairs_once(data_path()))
-                print(f"{size:>5}: German {r['de_tokens']:.2f} and English {r['en_tokens']:.2f} tokens per test "
-                      f"sentence; test tokens <unk> {r['unk']:.3%}, rare (<10 in train) {r['rare']:.2%}")
+                print(f"{size:>5}: German {r['de_tokens']:.2f} and English {r['en_tokens']:.2f} tokens per dev "
+                      f"sentence; dev tokens <unk> {r['unk']:.3%}, rare (<10 in train) {r['rare']:.2%}")
 
 
 if __name__ == "__main__":
