@@ -177,3 +177,113 @@ def test_the_commands_train_ship_and_score(straight, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "wrote" in out and "test split (3 German sentences), average of steps [2, 4], beam: BLEU" in out
     assert SIGNATURE.search(out.split("BLEU signature: ")[1]) and "chrF signature: nrefs:" in out
+
+
+# ---------------------------------------------------------------- sizes, FLOPs, shipped files
+
+
+def test_sizes_change_only_d_model_and_d_ff_and_are_part_of_the_config():
+    _, base = mt._config(None, 1, False, {}, "base")
+    assert base["model"] == mt.MT_MODEL  # the shipped run's config is unchanged by the option
+    for size, changes in mt.MT_SIZES.items():
+        _, cfg = mt._config(None, 1, False, {}, size)
+        assert cfg["model"] == {**mt.MT_MODEL, **changes} and set(changes) <= {"d_model", "d_ff"}
+    with pytest.raises(ValueError, match=r"size must be one of \['base', 'large', 'small'\], got 'huge'"):
+        mt.train_translation(progress=False, size="huge")
+
+
+def test_training_flops_count_the_batches_the_run_draws():
+    """The replayed order gives, step by step, the padded batches ``train_translation`` trains on:
+    the FLOPs of each step are the formula's on that batch (the formula itself is checked
+    against FlopCounterMode in tests/test_recurrent.py)."""
+    from utils import loop
+    from utils.flops import transformer_step_flops
+
+    header = dict(model=mt.MT_MODEL, recipe=dict(mt.MT_TRAIN, phrases=False))
+    cumulative = mt.training_flops(header, 70)  # past the first epoch's 63 batches
+    pairs, _, batches = mt._training_data(mt.MT_TRAIN["max_tokens"], False)
+    source = loop.EpochBatches(batches, lambda idx: tr.collate([pairs[i] for i in idx]), mt.MT_TRAIN["seed"])
+    expected, total = [], 0
+    for _ in range(70):
+        src, tgt = next(source)
+        total += transformer_step_flops(src.size(0), src.size(1), tgt.size(1), tr.VOCAB_SIZE, **mt.MT_MODEL)
+        expected.append(total)
+    assert cumulative == expected
+    with pytest.raises(ValueError, match="steps must be an int >= 1"):
+        mt.training_flops(header, 0)
+    with pytest.raises(ValueError, match="config must be a log header's 'start'"):
+        mt.training_flops({"model": mt.MT_MODEL}, 3)
+
+
+def _shipped_log():
+    return mt.read_log(mt.LOG_FILE)
+
+
+def test_the_shipped_files_are_small_and_come_from_the_shipped_run():
+    total = 0
+    for which in ("avg", "last"):
+        path = mt.shipped_path(which)
+        total += path.stat().st_size
+        assert path.stat().st_size <= mt.MAX_SHIPPED_BYTES
+    header, records = _shipped_log()
+    assert header["start"]["model"] == mt.MT_MODEL
+    assert header["start"]["recipe"] == dict({k: v for k, v in mt.MT_TRAIN.items() if k != "steps"}, phrases=False)
+    saved = [r["step"] for r in records]
+    assert mt.load_shipped(mt.AVG_FILE)[1] == saved[-mt.MT_TRAIN["keep_last"]:]
+    assert mt.load_shipped(mt.LAST_FILE)[1] == saved[-1:]
+    with pytest.raises(ValueError, match="which must be 'avg'"):
+        mt.shipped_path("best")
+
+
+def test_the_measurement_logs_are_the_runs_the_chapter_names():
+    expected = {"small": ("small", False), "large": ("large", False), "phrases": ("base", True)}
+    for name, (size, phrases) in expected.items():
+        header, records = mt.read_log(mt.MEASURE_DIR / f"{name}.jsonl")
+        _, cfg = mt._config(None, 1, phrases, {}, size)
+        assert header["start"] == cfg, name
+        assert any("dev_bleu" in r for r in records), name
+
+
+def test_shipped_test_outputs_are_what_the_shipped_models_translate():
+    """Chapter 16 scores the shipped translations of the whole test split; translating a
+    sample again (every 60th source, all four combinations) gives the same sentences.
+    Decoded tokens are exact results: they must not depend on the CPU."""
+    outputs = mt.load_test_outputs()
+    sources = outputs["sources"]
+    sample = sources[::60]
+    for which, decode in mt.OUTPUT_KINDS:
+        model, steps = mt.load_shipped(mt.shipped_path(which))
+        assert steps == outputs["steps"][which]
+        again = mt.translate(model, sample, decode=decode)
+        stored = outputs[which, decode][::60]
+        differ = [s for s, a, b in zip(sample, again, stored) if a != b]
+        assert not differ, f"{which} {decode}: {len(differ)} of {len(sample)} sentences translate otherwise: {differ[:3]}"
+
+
+def test_load_test_outputs_names_a_bad_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="python -m utils.translation decode"):
+        mt.load_test_outputs(tmp_path / "none.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(ValueError, match="not readable JSON"):
+        mt.load_test_outputs(bad)
+    bad.write_text('{"kind": "G2P test outputs"}')
+    with pytest.raises(ValueError, match="not a file of translation test outputs"):
+        mt.load_test_outputs(bad)
+    bad.write_text('{"kind": "translation test outputs", "sources": [], "outputs": {}}')
+    with pytest.raises(ValueError, match="'outputs' must map each of"):
+        mt.load_test_outputs(bad)
+    kinds = {f"{w} {d}": ["x"] for w, d in mt.OUTPUT_KINDS}
+    bad.write_text('{"kind": "translation test outputs", "sources": ["Hallo."], "outputs": %s}'
+                   % str(kinds).replace("'", '"'))
+    with pytest.raises(ValueError, match="its sources are not the test split"):
+        mt.load_test_outputs(bad)
+
+
+def test_measure_vocab_measures_a_held_out_split():
+    sp = tr.load_vocab()
+    pairs = tr.load_pairs()
+    dev, test = tr.measure_vocab(sp, pairs), tr.measure_vocab(sp, pairs, split="test")
+    assert dev != test and dev["vocab_size"] == tr.VOCAB_SIZE
+    with pytest.raises(ValueError, match="split must be 'dev' or 'test'"):
+        tr.measure_vocab(sp, pairs, split="train")

@@ -72,6 +72,10 @@ AVG_FILE = tr.SHIPPED / "de_en_avg.pt"
 LAST_FILE = tr.SHIPPED / "de_en_last.pt"
 #: The shipped models' decodes of the test split (``python -m utils.translation decode``).
 OUTPUTS_FILE = tr.SHIPPED / "de_en_test_outputs.json"
+#: The logs of the short runs that chose the model's size and whether to add the phrase
+#: entries (``small.jsonl``, ``large.jsonl``, ``phrases.jsonl``: copies of the runs'
+#: ``log.jsonl``; chapter 16 compares them with the shipped run).
+MEASURE_DIR = tr.SHIPPED / "measure"
 #: (weights, decoding) pairs of the shipped test outputs.
 OUTPUT_KINDS = (("last", "greedy"), ("last", "beam"), ("avg", "greedy"), ("avg", "beam"))
 LOG_FILE = tr.SHIPPED / "de_en_log.jsonl"
