@@ -18,6 +18,7 @@ import shutil
 import subprocess
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 from notebooks import ROOT
@@ -220,8 +221,6 @@ def test_cross_attention_figure_default_state():
     assert 'predicts "␣The" (its input is "<s>")' in fig.description
     other = cross_attention_figure(DE, EN, w, layer=1, head=2, query=3, figure_id="fig-x")
     assert "layer 1 of 2, head 2" in other.description and 'predicts "␣is" (its input is "␣door")' in other.description
-    import numpy as np
-
     assert cross_attention_figure(DE, EN, w, layer=np.int64(1), head=np.int32(2), query=np.int64(3),
                                   figure_id="fig-x").html == other.html, "NumPy ints are ints"
 
