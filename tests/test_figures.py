@@ -12,16 +12,20 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 from notebooks import ROOT
 
 from utils.figures import (
+    cross_attention_figure,
+    cross_attention_weights,
     explorer_figure,
     explorer_steps,
     figure_json,
@@ -31,6 +35,8 @@ from utils.figures import (
     sqrt_dk_figure,
 )
 from utils.figures.base import JS_DIR, script, style
+from utils.masks import padding_mask, target_mask
+from utils.model import Transformer
 
 JS_FILES = sorted(JS_DIR.glob("*.js"))
 WORDS = ["The", "cat", "slept", "because", "it", "was", "tired"]
@@ -44,6 +50,24 @@ CHAPTER_FIGURES = {
     "10_training": ["schedule_figure("],
     "11_results": ["explorer_figure("],
 }
+# A German-English pair in SentencePiece pieces ("▁" starts a word), for chapter 16's cross-attention figure.
+DE = ["▁Die", "▁Haus", "tür", "▁ist", "▁offen", "."]
+EN = ["▁The", "▁front", "▁door", "▁is", "▁open", ".", "</s>"]  # the pieces predicted: tgt_in[1:] then </s>
+
+
+def cross_attention_example():
+    """(model, src, tgt_in): a small random Transformer (N = 2, h = 2), in train mode, and ids for DE, EN."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = Transformer(20, d_model=16, h=2, d_ff=32, N=2)
+        src = torch.randint(3, 20, (1, len(DE)))
+        tgt_in = torch.cat([torch.tensor([[1]]), torch.randint(3, 20, (1, len(EN) - 1))], dim=1)  # <s> first
+    return model, src, tgt_in
+
+
+def cross_attention_example_figure(figure_id="fig-cross-attention"):
+    model, src, tgt_in = cross_attention_example()
+    return cross_attention_figure(DE, EN, cross_attention_weights(model, src, tgt_in), figure_id=figure_id)
 
 
 def small_figures():
@@ -52,12 +76,13 @@ def small_figures():
         "sqrt_dk": lambda: sqrt_dk_figure(Q3, Q3, V3),
         "pe_rotation": lambda: pe_rotation_figure(),
         "schedule": lambda: schedule_figure(),
+        "cross_attention": cross_attention_example_figure,
     }
 
 
 def test_there_is_a_script_per_figure():
     names = {p.stem for p in JS_FILES}
-    assert {"common", "sentence", "sqrt_dk", "explorer", "pe_rotation", "schedule"} <= names, names
+    assert {"common", "sentence", "sqrt_dk", "explorer", "pe_rotation", "schedule", "cross_attention"} <= names, names
 
 
 @pytest.mark.parametrize("path", JS_FILES, ids=lambda p: p.name)
@@ -140,6 +165,101 @@ def test_bad_inputs_raise_clear_errors():
         explorer_steps(load_checkpoint(), torch.tensor([[5.0]]), torch.tensor([[1]]))
     with pytest.raises(ValueError, match="non-empty list"):
         explorer_figure([])
+
+
+def test_cross_attention_weights_are_the_decoder_layers_own():
+    """Shape (N, h, tgt_len, src_len), rows summing to 1, equal to softmax(q k^T / sqrt(d_k)) computed by
+    hand from each decoder layer's modules; the model's mode and keep_weights are restored."""
+    model, src, tgt_in = cross_attention_example()
+    model.decoder_layers[0].cross_attn.keep_weights = True  # a setting of the caller's, kept
+    w = cross_attention_weights(model, src, tgt_in)
+    assert w.shape == (2, 2, len(EN), len(DE)) and w.dtype == torch.float32
+    assert (w.sum(-1) - 1).abs().max().item() < 1e-6 and (w >= 0).all()
+    assert model.training, "the model is back in train mode"
+    assert [layer.cross_attn.keep_weights for layer in model.decoder_layers] == [True, False]
+    assert all(layer.cross_attn.weights is None for layer in model.decoder_layers), "weights left as they were"
+
+    model.eval()
+    with torch.no_grad():  # the decoder stack by hand (utils/model.py, utils/layers.py), in eval mode
+        src_mask, tgt_mask = padding_mask(src, model.pad_id), target_mask(tgt_in, model.pad_id)
+        memory = model.encode(src, src_mask)
+        y, ref = model.embed_positions(tgt_in), []
+        for layer in model.decoder_layers:
+            x = layer.norm1(y + layer.self_attn(y, y, y, tgt_mask))
+            mha = layer.cross_attn
+            q, k = mha.split_heads(mha.w_q(x)), mha.split_heads(mha.w_k(memory))
+            ref.append(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(mha.d_k), dim=-1)[0])
+            y = layer(y, memory, src_mask, tgt_mask)
+    diff = (w - torch.stack(ref)).abs().max().item()
+    print(f"cross-attention weights vs by hand: max abs difference {diff:.2e}")
+    assert diff < 1e-6, diff
+    assert not torch.allclose(w[0], w[1]), "two layers, two different maps"
+
+
+def test_cross_attention_weights_restore_the_model_on_error():
+    model, src, _ = cross_attention_example()
+    with pytest.raises((IndexError, ValueError)):  # id 25 is outside the vocabulary of 20: the model raises
+        cross_attention_weights(model, src, torch.tensor([[1, 25]]))
+    assert model.training and not any(layer.cross_attn.keep_weights for layer in model.decoder_layers)
+
+
+def test_cross_attention_figure_default_state():
+    model, src, tgt_in = cross_attention_example()
+    w = cross_attention_weights(model, src, tgt_in)
+    fig = cross_attention_figure(DE, EN, w)
+    html = str(fig)
+    assert html.count("▁") == 1, "word starts are shown as ␣; only the caption names SentencePiece's ▁"
+    assert ">␣front</button>" in html and "␣Haus" in fig.description and " tür " in fig.description
+    assert json.loads(html[html.rindex('"), {') + 3:-len(");</script>")])["src"] == ["␣" + p[1:] if p[0] == "▁" else p
+                                                                                 for p in DE]
+    assert 'data-layer="2" aria-pressed="true"' in html and 'data-head="avg" aria-pressed="true"' in html
+    assert 'data-query="0" aria-pressed="true"' in html and html.count("<button") == 3 + 3 + len(EN)
+    row = w[-1, :, 0].double().mean(0)  # last layer, heads averaged, first piece
+    top = int(row.argmax())
+    assert f'attends most to "{DE[top].replace("▁", "␣")}"' in fig.description
+    assert f"{100 * row.max().item():.1f}%" in fig.description and "layer 2 of 2" in fig.description
+    assert 'predicts "␣The" (its input is "<s>")' in fig.description
+    other = cross_attention_figure(DE, EN, w, layer=1, head=2, query=3, figure_id="fig-x")
+    assert "layer 1 of 2, head 2" in other.description and 'predicts "␣is" (its input is "␣door")' in other.description
+    assert cross_attention_figure(DE, EN, w, layer=np.int64(1), head=np.int32(2), query=np.int64(3),
+                                  figure_id="fig-x").html == other.html, "NumPy ints are ints"
+
+
+def test_cross_attention_bad_inputs_raise_clear_errors():
+    model, src, tgt_in = cross_attention_example()
+    w = cross_attention_weights(model, src, tgt_in)
+    with pytest.raises(TypeError, match="Transformer"):
+        cross_attention_weights(torch.nn.Linear(2, 2), src, tgt_in)
+    with pytest.raises(TypeError, match="torch.long.*got dtype torch.float32"):
+        cross_attention_weights(model, src.float(), tgt_in)
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        cross_attention_weights(model, src[0].tolist(), tgt_in)
+    with pytest.raises(ValueError, match=r"shape \(1, len\).*got \(6,\)"):
+        cross_attention_weights(model, src[0], tgt_in)
+    with pytest.raises(ValueError, match="batch 1.*got batch 2"):
+        cross_attention_weights(model, src.repeat(2, 1), tgt_in.repeat(2, 1))
+    with pytest.raises(ValueError, match="start with <s>"):
+        cross_attention_weights(model, src, tgt_in[:, 1:])
+    with pytest.raises(TypeError, match="4-D floating-point"):
+        cross_attention_figure(DE, EN, w[0])
+    with pytest.raises(TypeError, match="4-D floating-point"):
+        cross_attention_figure(DE, EN, w.long())
+    with pytest.raises(ValueError, match=r"tgt_len=6, src_len=6.*got \(2, 2, 7, 6\)"):
+        cross_attention_figure(DE, EN[:-1], w)
+    with pytest.raises(TypeError, match="src_pieces"):
+        cross_attention_figure([], EN, w)
+    with pytest.raises(ValueError, match="sum to 1"):
+        cross_attention_figure(DE, EN, 2 * w)
+    with pytest.raises(ValueError, match="finite"):
+        cross_attention_figure(DE, EN, w.masked_fill(w > 0.2, float("nan")))
+    with pytest.raises(ValueError, match=r"layer must be an int in 1..2"):
+        cross_attention_figure(DE, EN, w, layer=0)
+    with pytest.raises(ValueError, match=r"head must be None \(heads averaged\) or an int in 1..2"):
+        cross_attention_figure(DE, EN, w, head=3)
+    with pytest.raises(ValueError, match=r"query must be an English piece index in 0..6"):
+        cross_attention_figure(DE, EN, w, query=7)
+    with pytest.raises(ValueError, match="figure_id"):
+        cross_attention_figure(DE, EN, w, figure_id="Fig 16")
 
 
 def test_explorer_has_the_14_steps_of_the_course():

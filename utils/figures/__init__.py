@@ -11,11 +11,13 @@ compute; the model code they show lives in the taught modules.
 """
 
 from .base import InteractiveFigure, figure_json
+from .cross_attention import cross_attention_figure, cross_attention_weights
 from .explorer import explorer_figure, explorer_steps
 from .pe_rotation import pe_rotation_figure
 from .schedule import schedule_figure
 from .sentence import sentence_figure
 from .sqrt_dk import sqrt_dk_figure
 
-__all__ = ["InteractiveFigure", "explorer_figure", "explorer_steps", "figure_json",
-           "pe_rotation_figure", "schedule_figure", "sentence_figure", "sqrt_dk_figure"]
+__all__ = ["InteractiveFigure", "cross_attention_figure", "cross_attention_weights", "explorer_figure",
+           "explorer_steps", "figure_json", "pe_rotation_figure", "schedule_figure", "sentence_figure",
+           "sqrt_dk_figure"]

@@ -1,0 +1,89 @@
+// Chapter 16: the cross-attention of one sentence pair (see utils/figures/cross_attention.py).
+function aiaynFigure_cross_attention(root, data) {
+  var F = window.aiaynFig, W = data.weights, nL = W.length, nH = W[0].length;
+  var T = data.tgt.length, S = data.src.length;
+  var state = {layer: data.layer, head: data.head, query: data.query};
+
+  function mean(rows) {  // element-wise, summed in order (as utils/figures/cross_attention.py does)
+    return rows[0].map(function (_, j) {
+      return rows.reduce(function (s, r) { return s + r[j]; }, 0) / rows.length;
+    });
+  }
+  // the (T, S) matrix of one layer ("avg": the layers averaged) and one head ("avg": the heads averaged)
+  function matrix(layer, head) {
+    var heads = [], k, l;
+    for (k = 0; k < nH; k++) {
+      if (layer === "avg") {
+        var per = [];
+        for (l = 0; l < nL; l++) per.push(W[l][k]);
+        heads.push(W[0][k].map(function (_, t) { return mean(per.map(function (m) { return m[t]; })); }));
+      } else heads.push(W[Number(layer) - 1][k]);
+    }
+    if (head !== "avg") return heads[Number(head) - 1];
+    return heads[0].map(function (_, t) { return mean(heads.map(function (m) { return m[t]; })); });
+  }
+  function pct(x) { return F.fmt(100 * x, 1) + "%"; }
+  function inputOf(t) { return t === 0 ? "<s>" : data.tgt[t - 1]; }
+
+  function draw() {
+    var m = matrix(state.layer, state.head), i = state.query, row = m[i];
+    var order = row.map(function (_, j) { return j; });
+    order.sort(function (a, b) { return row[b] - row[a] || a - b; });
+    var top = order[0];
+    var where = (state.layer === "avg" ? "layers averaged" : "layer " + state.layer) + ", " +
+      (state.head === "avg" ? "heads averaged" : "head " + state.head);
+
+    F.fill(F.part(root, "sorted"), [F.table(
+      "\u201c\u2192 " + data.tgt[i] + "\u201d (input \u201c" + inputOf(i) + "\u201d), " + where + ": largest first",
+      ["German piece", "position", "weight"],
+      order.map(function (j, r) { return [String(r + 1) + ".", [data.src[j], String(j + 1), pct(row[j])]]; }),
+      {corner: "rank", selected: 0})]);
+
+    var t = F.table("Weights in %, " + where + " (rows: the decoder position predicting each English piece)",
+      data.src.concat(["row sum"]),
+      m.map(function (w, r) {
+        var sum = w.reduce(function (a, b) { return a + b; }, 0);
+        return ["\u2192 " + data.tgt[r], w.map(function (x) { return 100 * x; }).concat([pct(sum)])];
+      }),
+      {digits: 1, selected: i, corner: "predicting \\ German",
+       onrow: function (r) { state.query = r; draw(); }});
+    t.querySelectorAll("tbody td[data-value]").forEach(function (td) {
+      F.shade(td, Number(td.getAttribute("data-value")) / 100);
+    });
+    F.fill(F.part(root, "heatmap"), [t]);
+
+    F.part(root, "summary").textContent = where.charAt(0).toUpperCase() + where.slice(1) +
+      ": the position that predicts \u201c" + data.tgt[i] + "\u201d (input \u201c" + inputOf(i) +
+      "\u201d) attends most to \u201c" + data.src[top] + "\u201d (German piece " + (top + 1) + " of " + S +
+      ", " + pct(row[top]) + ").";
+    root.querySelectorAll("button[data-layer]").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(b.getAttribute("data-layer") === state.layer));
+    });
+    root.querySelectorAll("button[data-head]").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(b.getAttribute("data-head") === state.head));
+    });
+    root.querySelectorAll("button[data-query]").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(Number(b.getAttribute("data-query")) === i));
+    });
+    F.setState(root, {layer: state.layer, head: state.head, query: i, piece: data.tgt[i], input: inputOf(i),
+                      weights: row, order: order, top: top, top_piece: data.src[top], matrix: m});
+  }
+
+  root.querySelectorAll("button[data-layer]").forEach(function (b) {
+    b.addEventListener("click", function () { state.layer = b.getAttribute("data-layer"); draw(); });
+  });
+  root.querySelectorAll("button[data-head]").forEach(function (b) {
+    b.addEventListener("click", function () { state.head = b.getAttribute("data-head"); draw(); });
+  });
+  root.querySelectorAll("button[data-query]").forEach(function (b) {
+    b.addEventListener("click", function () { state.query = Number(b.getAttribute("data-query")); draw(); });
+  });
+  F.part(root, "heatmap").addEventListener("keydown", function (e) {
+    var go = {ArrowDown: state.query + 1, ArrowUp: state.query - 1, Home: 0, End: T - 1}[e.key];
+    if (go === undefined) return;
+    state.query = Math.max(0, Math.min(T - 1, go));
+    e.preventDefault();
+    draw();
+  });
+  draw();
+}
