@@ -59,7 +59,7 @@ def _ex_16_1():
 @mistake("16.1", "These merges count each word once; each pair counts as many times as its word occurs "
          "(low 5 times, newest 6, ...)")
 def _ex_16_1_no_counts():
-    return _learn({w: 1 for w in WORDS}, MERGES, end="\u2581")
+    return _learn(dict.fromkeys(WORDS, 1), MERGES, end="\u2581")
 
 
 @mistake("16.1", "These merges are learned without the end-of-word marker; every word ends with END "
