@@ -15,10 +15,18 @@ import numpy as np
 import pytest
 import torch
 
+from utils import translation as tr
 from utils.exercises import EXERCISES, _load_all, check
 
 _load_all()
 IDS = sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split(".")))
+#: Exercises whose answers read Debian's trans-de-en (chapter 16), skipped where it is missing,
+#: as tests/test_translation.py is. 16.3 also reads the shipped test outputs
+#: (``python -m utils.translation decode``); see the tests at the end for it on outputs of its own.
+NEEDS_TRANS_DE_EN = {"16.3"}
+HAVE_TRANS_DE_EN = tr.DATA.is_file()
+PARAMS = [pytest.param(i, marks=pytest.mark.skipif(
+    i in NEEDS_TRANS_DE_EN and not HAVE_TRANS_DE_EN, reason=f"{tr.DATA} is missing: `{tr.INSTALL}`")) for i in IDS]
 
 
 def _numbers(x):
@@ -85,7 +93,7 @@ def _assert_silent_about(expected, text, what):
     assert not leaked, f"{what}: the feedback reveals the answer ({leaked[:3]}): {text}"
 
 
-@pytest.mark.parametrize("id", IDS)
+@pytest.mark.parametrize("id", PARAMS)
 def test_the_answer_and_its_rounded_form_are_accepted(id, capsys):
     ex = EXERCISES[id]
     expected = ex.expected()
@@ -97,7 +105,7 @@ def test_the_answer_and_its_rounded_form_are_accepted(id, capsys):
         assert ok, f"{id}: the answer rounded {ex.precision} is refused: {text}"
 
 
-@pytest.mark.parametrize("id", IDS)
+@pytest.mark.parametrize("id", PARAMS)
 def test_numeric_exercises_state_their_precision_and_register_a_mistake(id):
     ex = EXERCISES[id]
     floats = [n for n in _numbers(ex.expected()) if not isinstance(n, numbers.Integral)]
@@ -108,7 +116,7 @@ def test_numeric_exercises_state_their_precision_and_register_a_mistake(id):
     assert ex.mistakes, f"{id}: register at least one likely mistake (utils.exercises.mistake)"
 
 
-@pytest.mark.parametrize("id", IDS)
+@pytest.mark.parametrize("id", PARAMS)
 def test_wrong_answers_never_reveal_the_answer(id, capsys):
     ex = EXERCISES[id]
     expected = ex.expected()
@@ -122,7 +130,7 @@ def test_wrong_answers_never_reveal_the_answer(id, capsys):
         _assert_silent_about(expected, text, f"{id}, {what}")
 
 
-@pytest.mark.parametrize("id", IDS)
+@pytest.mark.parametrize("id", PARAMS)
 def test_each_registered_mistake_is_rejected_with_its_own_message(id, capsys):
     ex = EXERCISES[id]
     expected = ex.expected()
@@ -137,3 +145,78 @@ def test_each_registered_mistake_is_rejected_with_its_own_message(id, capsys):
             f"{id}: the mistake '{m.message}' gets another message: {text}")
         _assert_silent_about(expected, text, f"{id}, mistake '{m.message}'")
         _assert_silent_about(expected, m.message, f"{id}, the message of a mistake")
+
+
+# ---- 16.3 on translation outputs of its own ------------------------------------------
+# The shipped outputs (translation_train.OUTPUTS_FILE) are made from the shipped weights;
+# these tests point the checker at a file of the same layout, so its logic is tested
+# whatever the shipped file holds, and without it.
+
+needs_trans_de_en = pytest.mark.skipif(not HAVE_TRANS_DE_EN, reason=f"{tr.DATA} is missing: `{tr.INSTALL}`")
+
+
+def fake_translation_outputs(path):
+    """Write a file like ``decode_test_split``'s: the real test sources, and for each of
+    ``OUTPUT_KINDS`` each source's first reference, spoiled in one of five ways by turns
+    (last word dropped, lowercased, words reversed, kept), the turns shifted per kind."""
+    import json
+
+    from utils import translation_train as mt
+
+    sources, streams = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
+    outputs = {}
+    for j, (which, decode) in enumerate(mt.OUTPUT_KINDS):
+        hyps = []
+        for i, ref in enumerate(streams[0]):
+            words, k = ref.split(), (3 * i + j) % 5
+            words = (words[:-1] if k == 0 and len(words) > 1 else [w.lower() for w in words] if k == 1
+                     else words[::-1] if k == 2 else words)
+            hyps.append(" ".join(words))
+        outputs[f"{which} {decode}"] = hyps
+    record = dict(kind="translation test outputs", sources=sources, versions={},
+                  steps={"avg": [10, 20], "last": [20]}, outputs=outputs)
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fake_outputs(tmp_path, monkeypatch):
+    """16.3's checker reads a fake outputs file (translation_train.OUTPUTS_FILE is looked up when checked)."""
+    from utils import translation_train as mt
+
+    path = fake_translation_outputs(tmp_path / "de_en_test_outputs.json")
+    monkeypatch.setattr(mt, "OUTPUTS_FILE", path)
+    return path
+
+
+@needs_trans_de_en
+def test_16_3_checks_fake_outputs_like_every_exercise(fake_outputs, capsys):
+    for test in (test_the_answer_and_its_rounded_form_are_accepted, test_wrong_answers_never_reveal_the_answer,
+                 test_each_registered_mistake_is_rejected_with_its_own_message):
+        test("16.3", capsys)
+    test_numeric_exercises_state_their_precision_and_register_a_mistake("16.3")
+
+
+@needs_trans_de_en
+def test_16_3_expected_is_the_bleu_of_the_short_sources(fake_outputs):
+    """Computed another way: the full reference streams, cut to the short sources' positions."""
+    from utils import translation_train as mt
+
+    outputs = mt.load_test_outputs(fake_outputs)
+    sources, streams = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
+    assert sources == outputs["sources"]
+    keep = [i for i, s in enumerate(sources) if len(s.split()) <= 5]
+    hyps = [outputs["avg", "beam"][i] for i in keep]
+    short_streams = [[stream[i] for i in keep] for stream in streams]
+    expected = mt.bleu_chrf(hyps, short_streams)["bleu"]
+    assert EXERCISES["16.3"].expected() == pytest.approx(expected, abs=1e-9)
+    assert 0 < expected < 100
+
+
+@needs_trans_de_en
+def test_16_3_without_outputs_names_the_command(tmp_path, monkeypatch, capsys):
+    from utils import translation_train as mt
+
+    monkeypatch.setattr(mt, "OUTPUTS_FILE", tmp_path / "none.json")
+    with pytest.raises(FileNotFoundError, match="python -m utils.translation decode"):
+        check("16.3", 50.0)

@@ -216,3 +216,20 @@ def test_integer_tensor_for_a_float_answer_says_so():
     assert msg == ("answer should be a floating-point torch.Tensor of shape (2,), got integers "
                    "(a torch.Tensor of shape (2,) and dtype torch.int64); use floats")
     assert diagnose(torch.tensor([1.0, 0.0], dtype=torch.float64), _ex(torch.tensor([1.0, 0.0]))) is None
+
+
+def test_chapter_16_expected_answers_match_hand_computation():
+    from utils.model import count_parameters
+    from utils.translation_train import MT_MODEL, new_model
+
+    # 16.1: es (6 + 3 = 9); then t▁ and es·t tie at 9, t▁ is shorter; es·t▁ (9); l·o (5 + 2 = 7)
+    assert EXERCISES["16.1"].expected() == [("e", "s"), ("t", "▁"), ("es", "t▁"), ("l", "o")]
+    # 16.2: one more 4,000-row table; the output layer has no bias of its own
+    assert EXERCISES["16.2"].expected() == count_parameters(new_model()) + 4000 * MT_MODEL["d_model"]
+
+
+def test_chapter_16_joined_merges_get_a_type_message(capsys):
+    assert not check("16.1", ["es", "t▁", "est▁", "lo"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Answer[0] should be a tuple, got a str ('es')" in out
+    assert check("16.1", [["e", "s"], ["t", "▁"], ["es", "t▁"], ["l", "o"]])  # lists for tuples are fine
