@@ -650,6 +650,7 @@ def _main(argv=None):
     s.add_argument("--out", default=str(mt.AVG_FILE))
     d = sub.add_parser("decode", help="translate the test split with both shipped models, greedy and beam")
     d.add_argument("--out", default=str(mt.OUTPUTS_FILE))
+    d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
     e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
     e.add_argument("--path", default=str(mt.AVG_FILE))
     e.add_argument("--split", choices=tuple(SPLITS), default="test")
@@ -666,7 +667,7 @@ def _main(argv=None):
         if args.out == str(mt.AVG_FILE):  # the shipped pair: the average and the last checkpoint alone
             print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
     elif args.cmd == "decode":
-        print("wrote", mt.decode_test_split(args.out))
+        print("wrote", mt.decode_test_split(args.out, threads=args.threads))
     elif args.cmd == "score":
         r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
         print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "

@@ -463,7 +463,7 @@ def shipped_path(which: str) -> pathlib.Path:
     return AVG_FILE if which == "avg" else LAST_FILE
 
 
-def decode_test_split(path=OUTPUTS_FILE, progress=True) -> pathlib.Path:
+def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Path:
     """Translate the test split with both shipped models, greedy and beam (4, alpha 0.6); write ``path``.
 
     Chapter 16 reads these outputs instead of translating the test sentences four times (minutes
@@ -471,7 +471,16 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True) -> pathlib.Path:
     again and compares. The file (JSON) holds the distinct German test sentences in order
     (``translation.reference_streams``), the steps each model averages, the machine, and
     for each (weights, decoding) of ``OUTPUT_KINDS`` one English sentence per source.
+    ``threads`` sets PyTorch's CPU threads: more threads than free cores can make decoding
+    many times slower (OpenMP threads wait for each other), and one thread decodes the
+    same tokens on every run.
+
+    Raises:
+        ValueError: ``threads`` is not an int >= 1.
     """
+    if not is_int(threads) or threads < 1:
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    torch.set_num_threads(int(threads))
     sources, _ = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
     record = dict(kind="translation test outputs", sources=sources, versions=_versions(), steps={}, outputs={})
     for which, decode in OUTPUT_KINDS:
