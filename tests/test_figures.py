@@ -49,6 +49,7 @@ CHAPTER_FIGURES = {
     "07_positional_encoding": ["pe_rotation_figure("],
     "10_training": ["schedule_figure("],
     "11_results": ["explorer_figure("],
+    "16_translation": ["cross_attention_figure("],
 }
 # A German-English pair in SentencePiece pieces ("▁" starts a word), for chapter 16's cross-attention figure.
 DE = ["▁Die", "▁Haus", "tür", "▁ist", "▁offen", "."]

@@ -8,6 +8,7 @@ test the machinery, not the quality. The tests skip, naming the apt command, whe
 Debian's trans-de-en is missing.
 """
 
+import json
 import re
 
 import pytest
@@ -274,8 +275,7 @@ def test_load_test_outputs_names_a_bad_file(tmp_path):
     with pytest.raises(ValueError, match="'outputs' must map each of"):
         mt.load_test_outputs(bad)
     kinds = {f"{w} {d}": ["x"] for w, d in mt.OUTPUT_KINDS}
-    bad.write_text('{"kind": "translation test outputs", "sources": ["Hallo."], "outputs": %s}'
-                   % str(kinds).replace("'", '"'))
+    bad.write_text(json.dumps({"kind": "translation test outputs", "sources": ["Hallo."], "outputs": kinds}))
     with pytest.raises(ValueError, match="its sources are not the test split"):
         mt.load_test_outputs(bad)
 
