@@ -230,6 +230,7 @@ def test_the_shipped_files_are_small_and_come_from_the_shipped_run():
     assert header["start"]["model"] == mt.MT_MODEL
     assert header["start"]["recipe"] == dict({k: v for k, v in mt.MT_TRAIN.items() if k != "steps"}, phrases=False)
     saved = [r["step"] for r in records]
+    assert saved[-1] == mt.MT_TRAIN["steps"] and "dev_bleu" in records[-1]  # the command's default trains the shipped run
     assert mt.load_shipped(mt.AVG_FILE)[1] == saved[-mt.MT_TRAIN["keep_last"]:]
     assert mt.load_shipped(mt.LAST_FILE)[1] == saved[-1:]
     with pytest.raises(ValueError, match="which must be 'avg'"):

@@ -13,7 +13,7 @@ sentences and scored against the dev split's references). Shipping averages the 
 ``keep_last`` checkpoints (section 6.1); scoring decodes the test split with beam
 search (beam 4, alpha 0.6)::
 
-    .venv/bin/python -m utils.translation train --workdir _build_mt --threads 1 --steps 12000
+    .venv/bin/python -m utils.translation train --workdir _build_mt --threads 1 --steps 9500
     .venv/bin/python -m utils.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
     .venv/bin/python -m utils.translation score                      # test BLEU and chrF, sacrebleu's signatures
     .venv/bin/python -m utils.translation decode                     # the test split's translations, for chapter 16
@@ -55,7 +55,7 @@ MT_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.2, max_len=256)
 MT_SIZES = {"base": {}, "small": dict(d_model=64, d_ff=256), "large": dict(d_model=256, d_ff=1024)}
 #: The training recipe (section 5): tokens per batch (padding included), warmup steps,
 #: label smoothing, seed, the step to train until, save points, evaluations, checkpoints kept.
-MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=12000,
+MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=9500,
                 save_every=500, eval_every=500, keep_last=5)
 
 #: Outputs may be this many pieces longer than their source: no English sentence of the
