@@ -49,7 +49,7 @@ CHAPTER_FIGURES = {
     "07_positional_encoding": ["pe_rotation_figure("],
     "10_training": ["schedule_figure("],
     "11_results": ["explorer_figure("],
-    "16_translation": ["cross_attention_figure("],
+    "16_translation": ['figure_id="fig-ch16-cross-attention"', 'figure_id="fig-ch16-own"'],
 }
 # A German-English pair in SentencePiece pieces ("▁" starts a word), for chapter 16's cross-attention figure.
 DE = ["▁Die", "▁Haus", "tür", "▁ist", "▁offen", "."]
