@@ -203,7 +203,10 @@ def cross_attention_figure(src_pieces, tgt_pieces, weights, layer=None, head=Non
         f'<button type="button" data-query="{t}" aria-pressed="{"true" if t == query else "false"}" '
         f'aria-label="predicting {html.escape(p)}, piece {t + 1} of {t_len}">{html.escape(p)}</button>'
         for t, p in enumerate(tgt))
+    compact = (f"#{fid} table.fig-num{{font-size:.78em}}"  # a sentence pair's heat map fits the book's column
+               f"#{fid} table.fig-num th,#{fid} table.fig-num td{{padding:.05em .25em}}")
     body = (
+        f"<style>{compact}</style>"
         '<div class="fig-controls">'
         f"<fieldset><legend>Decoder layer</legend>{layer_buttons}</fieldset>"
         f"<fieldset><legend>Head</legend>{head_buttons}</fieldset>"
