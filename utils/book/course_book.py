@@ -19,6 +19,13 @@ It does what the book theme does not:
   block from the pages and the downloads (text that speaks of what only the
   instructor edition has: solution notebooks, the instructors' page).
 
+* links every page to the same page in the other language (``editions.py`` builds an
+  English and a French edition from the same notebooks), and in the French edition
+  writes glued numbers the French way (``0,841``, ``14 672``) and looks up glued words in
+  ``locales/fr/LC_MESSAGES/glue.po`` (a glued value missing there is a build warning,
+  so ``-W`` fails), and translates the alt texts of figures, which myst-nb renders after
+  Sphinx's own translation pass.
+
 This is build plumbing, not course content: it is not part of the ``utils`` package
 the chapters import.
 """
@@ -182,6 +189,139 @@ def strip_published_sources(app, exception):
             path.write_text(strip_instructor_only(strip_solutions(text)), encoding="utf-8")
 
 
+def _editions():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_editions", pathlib.Path(__file__).with_name("editions.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_LINK_TEXT = {"en": "Read this page in English", "fr": "Lire cette page en français"}
+
+
+def add_language_link(app, pagename, templatename, context, doctree):
+    """A link, at the top of every page, to the same page in the book's other language."""
+    if "body" not in context or app.builder.format != "html":
+        return
+    lang = app.config.language or "en"
+    edition = "student" if getattr(app.config, "hide_solutions", False) else "instructor"
+    editions = _editions()
+    if lang not in editions.LANGUAGES:
+        return
+    depth = pagename.count("/")
+    links = []
+    for other, root in editions.other_language_roots(edition, lang).items():
+        href = "../" * depth + root + "/" + pagename + ".html"
+        links.append(f'<a class="course-language-link" href="{href}" hreflang="{other}" lang="{other}">'
+                     f"{_LINK_TEXT[other]}</a>")
+        context["metatags"] = context.get("metatags", "") + (
+            f'\n<link rel="alternate" hreflang="{other}" href="{href}" />')
+    context["body"] = f'<p class="course-language">{" ".join(links)}</p>\n' + context["body"]
+
+
+def _catalog(app, domain: str):
+    """The compiled French (or other) catalogue of ``domain``, or None."""
+    from sphinx.locale import init as init_locale
+
+    dirs = [str(pathlib.Path(app.srcdir) / d) for d in app.config.locale_dirs]
+    catalog, has = init_locale(dirs, app.config.language, domain)
+    return catalog if has else None
+
+
+def translate_rendered(app, doctree, docname):
+    """French edition: glued numbers written the French way, glued words from ``glue.po``,
+    and the alt texts of rendered figures from the page's catalogue."""
+    lang = app.config.language or "en"
+    if lang == "en" or app.builder.format != "html":
+        return
+    from docutils import nodes
+    from sphinx.util import logging
+    from sphinx.util.i18n import docname_to_domain
+
+    import translations
+
+    logger = logging.getLogger(__name__)
+    glue = _glue_table(app)
+    page = _catalog(app, docname_to_domain(docname, app.config.gettext_compact))
+    for node in list(doctree.findall(nodes.inline)):
+        if "pasted-text" not in node.get("classes", []):
+            continue
+        text = node.astext()
+        french = translations.french_number(text)
+        if french is None and re.search(r"[A-Za-z]{2,}", text):
+            french = glue.get((docname, text))
+            if french is None:
+                logger.warning(f"the glued text {text!r} has no {lang} translation in "
+                               f"locales/{lang}/LC_MESSAGES/glue.po (run bash .ci/translations update)",
+                               location=docname)
+                continue
+        if french is not None and french != text:
+            node.children = [nodes.Text(french)]
+    for node in doctree.findall(nodes.image):
+        alt = node.get("alt")
+        if alt and page is not None:
+            translated = page.gettext(alt)
+            if translated == alt:
+                logger.warning(f"the alt text {alt[:60]!r}... has no {lang} translation", location=docname)
+            node["alt"] = translated
+
+
+def _glue_table(app) -> dict:
+    table = getattr(app, "_course_glue", None)
+    if table is None:
+        table = {}
+        path = pathlib.Path(app.srcdir) / app.config.locale_dirs[0] / app.config.language / "LC_MESSAGES" / "glue.po"
+        if path.is_file():
+            import translations
+
+            for m in translations.entries(translations.read_catalog(path)):
+                if m.string and not m.fuzzy:
+                    table[(m.context, m.id)] = m.string
+        app._course_glue = table
+    return table
+
+
+#: docname -> the notebook renderer of the page being read (see ``glue_in_translations``).
+_NOTEBOOK_RENDERERS: dict = {}
+
+
+def glue_in_translations(app) -> None:
+    """Let ``{glue:text}`` work inside translated prose.
+
+    Sphinx translates a paragraph by parsing its ``msgstr`` as a new small document; that
+    document lacks the notebook's glue data (myst-nb keeps its renderer on the page's
+    document only while parsing it), so nothing would be pasted. The glue lookup here
+    remembers the renderer of each page when the page's own prose first uses it (every
+    role of a translation is one of the English, see ``translations.problems``), and a
+    translated paragraph falls back to it.
+    """
+    from myst_nb.ext.glue import roles as glue_roles
+    from myst_nb.ext.glue import utils as glue_utils
+
+    original = glue_utils.retrieve_glue_data
+    if getattr(original, "_course_book", False):
+        return
+
+    def retrieve(document, key):
+        docname = getattr(getattr(document.settings, "env", None), "docname", None)
+        if "nb_renderer" in document:
+            _NOTEBOOK_RENDERERS[docname] = document["nb_renderer"]
+        elif docname in _NOTEBOOK_RENDERERS:
+            # Lend the renderer for this lookup only: a document must stay picklable.
+            document["nb_renderer"] = _NOTEBOOK_RENDERERS[docname]
+            try:
+                return original(document, key)
+            finally:
+                del document["nb_renderer"]
+        return original(document, key)
+
+    retrieve._course_book = True
+    glue_utils.retrieve_glue_data = retrieve
+    glue_roles.retrieve_glue_data = retrieve
+
+
 def setup(app):
     app.connect("config-inited", add_substitutions)
     app.connect("builder-inited", add_static)
@@ -192,4 +332,7 @@ def setup(app):
     app.connect("html-page-context", add_kaggle_button, priority=502)
     app.connect("build-finished", strip_published_sources)
     app.connect("doctree-read", drop_instructor_only)
+    app.connect("html-page-context", add_language_link)
+    app.connect("doctree-resolved", translate_rendered)
+    glue_in_translations(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,6 +1,6 @@
-"""Build the instructor or the student edition of the book (what ``bash .ci/build`` runs).
+"""Build an edition of the book (what ``bash .ci/build`` runs).
 
-    python utils/book/editions.py [instructor|student] [more jupyter-book build options]
+    python utils/book/editions.py [instructor|student] [en|fr] [more jupyter-book build options]
 
 * **instructor** (default): ``_config.yml`` and ``_toc.yml`` as they are: every
   chapter's ``{solution}`` dropdowns are shown and the solution notebooks are in
@@ -11,7 +11,15 @@
   instructor ones into the output folder, so there is nothing extra to keep in
   sync. Output: ``_build/student/_build/html``.
 
-Neither edition executes anything: both render the outputs stored in the committed
+* **fr**: the same notebooks with their prose (headings, paragraphs, captions, alt texts,
+  exercise statements, the table of contents) translated through the Sphinx gettext
+  catalogues in ``locales/fr/LC_MESSAGES/`` (``utils/book/translations.py`` makes and
+  checks them). Code and outputs are the English edition's. Output:
+  ``_build/fr/_build/html`` (instructor) and ``_build/student-fr/_build/html`` (student).
+  Every page of each language links to the same page in the other
+  (``utils/book/course_book.py``).
+
+No edition executes anything: both render the outputs stored in the committed
 ``.ipynb`` files, which nbval re-executes and compares in the tests (``bash .ci/test``).
 To re-execute a chapter after editing its ``.md``, run ``bash .ci/sync chapters/X.md``.
 
@@ -33,6 +41,12 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EDITIONS = ("instructor", "student")
+#: Languages of the book: English (the notebooks' own) and French (from the catalogues).
+LANGUAGES = ("en", "fr")
+LOCALES = ROOT / "locales"
+#: The book's title in each language (English: ``_config.yml``).
+TITLES = {"fr": "« Attention Is All You Need », reconstruit et testé"}
+STUDENT_SUFFIX = {"en": " (student edition)", "fr": " (édition étudiante)"}
 #: Pages of the instructor edition only (besides solutions/).
 INSTRUCTOR_PAGES = ("chapters/instructors",)
 FLAGS = ["-W", "-n", "--keep-going"]
@@ -43,25 +57,56 @@ def build_base() -> pathlib.Path:
     return pathlib.Path(os.environ.get("COURSE_BUILD_DIR") or ROOT).resolve()
 
 
-def html_dir(edition: str = "instructor", base: pathlib.Path | None = None) -> pathlib.Path:
-    """Where ``edition``'s HTML is written."""
+def html_dir(edition: str = "instructor", base: pathlib.Path | None = None, lang: str = "en") -> pathlib.Path:
+    """Where ``edition``'s HTML in ``lang`` is written."""
     base = base or build_base()
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
     if edition == "instructor":
-        return base / "_build" / "html"
+        return base / "_build" / "html" if lang == "en" else base / "_build" / lang / "_build" / "html"
     if edition == "student":
-        return base / "_build" / "student" / "_build" / "html"
+        name = "student" if lang == "en" else f"student-{lang}"
+        return base / "_build" / name / "_build" / "html"
     raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
+
+
+def other_language_roots(edition: str, lang: str) -> dict[str, str]:
+    """{language: relative URL from this edition's HTML root to the same edition in that
+    language}, for the link on every page to the other language."""
+    here = html_dir(edition, pathlib.Path("/"), lang)
+    return {other: os.path.relpath(html_dir(edition, pathlib.Path("/"), other), here).replace(os.sep, "/")
+            for other in LANGUAGES if other != lang}
+
+
+def absolute_extensions(cfg: dict) -> dict:
+    """``local_extensions`` paths are relative to the config file: make them absolute, for a
+    config written elsewhere."""
+    sphinx = cfg.setdefault("sphinx", {})
+    for name, path in (sphinx.get("local_extensions") or {}).items():
+        sphinx["local_extensions"][name] = str((ROOT / path).resolve())
+    return cfg
 
 
 def student_config(config: dict) -> dict:
     """The student edition's settings, derived from the instructor ``_config.yml``."""
-    cfg = copy.deepcopy(config)
-    cfg["title"] = f"{cfg.get('title', 'Book')} (student edition)"
-    sphinx = cfg.setdefault("sphinx", {})
-    sphinx.setdefault("config", {})["hide_solutions"] = True
-    # local_extensions paths are relative to the config file: make them absolute.
-    for name, path in (sphinx.get("local_extensions") or {}).items():
-        sphinx["local_extensions"][name] = str((ROOT / path).resolve())
+    cfg = absolute_extensions(copy.deepcopy(config))
+    cfg["title"] = f"{cfg.get('title', 'Book')}{STUDENT_SUFFIX['en']}"
+    cfg["sphinx"].setdefault("config", {})["hide_solutions"] = True
+    return cfg
+
+
+def language_config(config: dict, lang: str) -> dict:
+    """The settings of the edition in ``lang`` (``config`` is the English one): Sphinx's
+    ``language``, the translated title. The catalogues (``locale_dirs``, one per page:
+    ``gettext_compact: false``) are set in ``_config.yml`` itself."""
+    cfg = absolute_extensions(copy.deepcopy(config))
+    if lang == "en":
+        return cfg
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    student = cfg["title"].endswith(STUDENT_SUFFIX["en"])
+    cfg["title"] = TITLES[lang] + (STUDENT_SUFFIX[lang] if student else "")
+    cfg["sphinx"].setdefault("config", {})["language"] = lang
     return cfg
 
 
@@ -95,39 +140,49 @@ def student_toc(toc: dict) -> dict:
     return toc
 
 
-def command(edition: str, extra=(), base: pathlib.Path | None = None) -> list[str]:
-    """The ``jupyter-book build`` command line for ``edition`` (writes the student files)."""
+def command(edition: str, extra=(), base: pathlib.Path | None = None, lang: str = "en") -> list[str]:
+    """The ``jupyter-book build`` command line for ``edition`` in ``lang`` (writes the
+    generated ``_config.yml`` and ``_toc.yml`` of any edition but the English instructor one)."""
     base = base or build_base()
-    jb = [os.path.join(os.path.dirname(sys.executable), "jupyter-book"), "build", str(ROOT), *FLAGS]
-    if edition == "instructor":
-        return jb + ([] if base == ROOT else ["--path-output", str(base)]) + list(extra)
-    if edition != "student":
+    if edition not in EDITIONS:
         raise ValueError(f"edition must be one of {EDITIONS}, got {edition!r}")
-    out = base / "_build" / "student"
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    jb = [os.path.join(os.path.dirname(sys.executable), "jupyter-book"), "build", str(ROOT), *FLAGS]
+    if edition == "instructor" and lang == "en":
+        return jb + ([] if base == ROOT else ["--path-output", str(base)]) + list(extra)
+    out = html_dir(edition, base, lang).parent.parent
     out.mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    if edition == "student":
+        config, toc = student_config(config), student_toc(toc)
+    config = language_config(config, lang)
     (out / "_config.yml").write_text(
         "# Generated by utils/book/editions.py from _config.yml: do not edit.\n"
-        + yaml.safe_dump(student_config(config), sort_keys=False))
+        + yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     (out / "_toc.yml").write_text(
         "# Generated by utils/book/editions.py from _toc.yml: do not edit.\n"
-        + yaml.safe_dump(student_toc(toc), sort_keys=False))
+        + yaml.safe_dump(toc, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return jb + ["--config", str(out / "_config.yml"), "--toc", str(out / "_toc.yml"),
                  "--path-output", str(out)] + list(extra)
 
 
 def main(argv: list[str]) -> int:
-    edition = "instructor"
-    if argv and not argv[0].startswith("-"):
-        edition, argv = argv[0], argv[1:]
-    if edition not in EDITIONS:
-        print(f"usage: bash .ci/build [{'|'.join(EDITIONS)}] [jupyter-book options]; got {edition!r}",
-              file=sys.stderr)
-        return 2
-    rc = subprocess.call(command(edition, argv), cwd=ROOT)
+    edition, lang = "instructor", "en"
+    while argv and not argv[0].startswith("-"):
+        word, argv = argv[0], argv[1:]
+        if word in EDITIONS:
+            edition = word
+        elif word in LANGUAGES:
+            lang = word
+        else:
+            print(f"usage: bash .ci/build [{'|'.join(EDITIONS)}] [{'|'.join(LANGUAGES)}] [jupyter-book options];"
+                  f" got {word!r}", file=sys.stderr)
+            return 2
+    rc = subprocess.call(command(edition, argv, lang=lang), cwd=ROOT)
     if rc == 0:
-        print(f"{edition} edition: {html_dir(edition) / 'index.html'}")
+        print(f"{edition} edition ({lang}): {html_dir(edition, lang=lang) / 'index.html'}")
     return rc
 
 

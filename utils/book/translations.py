@@ -1,0 +1,436 @@
+"""The book's translation catalogues: make them, update them, hand them to a translator, check them.
+
+    python utils/book/translations.py update          # after an English prose change (bash .ci/translations)
+    python utils/book/translations.py status          # how many messages are translated, per page
+    python utils/book/translations.py export PO [OUT] # the messages of one catalogue still to translate, as text
+    python utils/book/translations.py import PO IN    # put a translated export back into the catalogue
+    python utils/book/translations.py check [PO ...]  # the rules below, for every catalogue (or the ones named)
+
+**Where the text comes from.** Sphinx's gettext builder reads the executed notebooks of
+the instructor edition (a superset of the student one) and writes one template per page
+(``gettext_compact: false`` in ``_config.yml``): every heading, paragraph, list item,
+caption, alt text, long description, knowledge check and exercise statement, in its MyST
+source form (roles, math and inline code included). Glued values that are words, not
+numbers (``{glue:text}`` of "within noise"), are collected here into one more template,
+``glue.pot``, with the page as context; the French build looks them up there
+(``utils/book/course_book.py``) and writes glued numbers the French way by rule.
+``sphinx-intl update`` then merges the templates into ``locales/LANG/LC_MESSAGES/``: a
+new message arrives untranslated, a changed one fuzzy (with the old translation kept
+as a draft), a removed one is dropped.
+
+**The rules** (``problems``; ``tests/test_translations.py`` applies them to every message):
+
+* every message is translated and none is fuzzy;
+* every role (``{glue:text}``, ``{cite:p}``, ``{numref}``...), inline math, inline code
+  and link target of the English survives unchanged; the text of a ``{doc}`` or
+  ``{ref}`` link may be translated, its target may not; a formula block is copied as is;
+* every number of the English is in the translation (``0.841`` may be ``0,841``; ``14,672``
+  may be ``14 672``);
+* French typography outside code and math: « » quotes (no ``"``), a no-break space
+  (U+00A0) before ``:`` and inside « », a narrow one (U+202F) before ``;``, ``?``, ``!``
+  and ``%``. ``import`` puts these spaces in for the translator (``french_typography``).
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import hashlib
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LOCALES = ROOT / "locales"
+LANGUAGES = ("fr",)
+GLUE_DOMAIN = "glue"
+NBSP, NNBSP = "\u00a0", "\u202f"
+
+# ----------------------------------------------------------------------------- spans
+
+# Protected spans: kept verbatim by a translation (or, for {doc}/{ref}/{numref} and
+# Markdown links, their target is). Order matters: a role swallows its backticks first.
+_ROLE = re.compile(r"\{(?P<name>[a-z][\w:-]*)\}`(?P<body>[^`]*)`")
+_CODE = re.compile(r"(?P<ticks>`+)(?P<body>.+?)(?P=ticks)")
+_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.S)
+_LINK = re.compile(r"\]\((?P<url>[^)\s]+)\)")
+_URL = re.compile(r"https?://[^\s)>\]]+")
+_HTML = re.compile(r"</?[a-zA-Z][^>\n]*>")
+_AUTOLINK = re.compile(r"<https?://[^>]+>")
+#: Roles whose text a translation may change; only the target (``<target>``, or the whole
+#: body when there is no ``<...>``) must survive.
+TEXT_ROLES = ("doc", "ref", "numref", "term")
+
+
+def _role_key(m: re.Match) -> str:
+    name, body = m.group("name"), m.group("body")
+    if name in TEXT_ROLES:
+        target = re.search(r"<([^<>]+)>\s*$", body)
+        return f"{{{name}}}<{target.group(1) if target else body}>"
+    return m.group(0)
+
+
+def _protect(text: str) -> tuple[list[str], list[str], str]:
+    """(the protected spans of ``text`` as written, their keys, ``text`` with each span
+    replaced by ``\\x00``), spans in text order. A span's key is what a translation must
+    keep: the span itself, or for a ``{doc}``-like role ``{doc}<target>`` and for a
+    Markdown link ``](url)``."""
+    items: list[tuple[int, str, str]] = []
+    passes = [(_ROLE, _role_key), (_AUTOLINK, None), (_MATH, None), (_CODE, None),
+              (_LINK, lambda m: f"]({m.group('url')})"), (_URL, None), (_HTML, None)]
+    taken = bytearray(len(text))
+    for rx, key in passes:
+        for m in rx.finditer(text):
+            if any(taken[m.start():m.end()]):
+                continue
+            taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+            items.append((m.start(), m.group(0), key(m) if key else m.group(0)))
+    items.sort()
+    masked, pos = [], 0
+    for start, span, _ in items:
+        masked += [text[pos:start], "\x00"]
+        pos = start + len(span)
+    masked.append(text[pos:])
+    return [i[1] for i in items], [i[2] for i in items], "".join(masked)
+
+
+def protected(text: str) -> tuple[list[str], str]:
+    """(the keys of the protected spans of ``text`` in order, the masked text)."""
+    _, keys, masked = _protect(text)
+    return keys, masked
+
+
+def _unmask(masked: str, spans: list[str]) -> str:
+    it = iter(spans)
+    return re.sub("\x00", lambda m: next(it), masked)
+
+
+def is_formula(msgid: str) -> bool:
+    """A display-math block (extracted as its LaTeX): copied unchanged."""
+    return msgid.startswith("\n") or msgid.lstrip().startswith("\\begin")
+
+
+# ----------------------------------------------------------------------------- numbers
+
+_EN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
+_FR_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d])|(?<![\w.,])\d+(?:[.,]\d+)?(?![\d])")
+
+
+def english_numbers(text: str) -> list[str]:
+    """The numbers of English prose (outside protected spans), thousands separators removed."""
+    return sorted(n.replace(",", "") for n in _EN_NUMBER.findall(protected(text)[1]))
+
+
+def french_numbers(text: str) -> list[str]:
+    """The numbers of French prose, written the English way (``14 672,5`` -> ``14672.5``)."""
+    out = []
+    for n in _FR_NUMBER.findall(protected(text)[1]):
+        if n.count(".") >= 2:  # a section number, 3.2.1
+            out.append(n)
+        else:
+            out.append(re.sub(r"[ \u00a0\u202f]", "", n).replace(",", "."))
+    return sorted(out)
+
+
+def french_number(text: str) -> str | None:
+    """``text`` written the French way if it is one number (a glued value), else None:
+    ``14,672`` -> ``14 672`` (narrow no-break spaces), ``0.841`` -> ``0,841``, ``26.2%`` ->
+    ``26,2 %``, ``3.24e14`` -> ``3,24e14``."""
+    m = re.fullmatch(r"([-\u2212+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?([eE][-+]?\d+)?(%?)", text.strip())
+    if not m:
+        return None
+    sign, whole, frac, exp, pct = m.groups()
+    out = sign + whole.replace(",", NNBSP) + ("," + frac if frac else "") + (exp or "")
+    return out + (NNBSP + "%" if pct else "")
+
+
+# ----------------------------------------------------------------------------- typography
+
+def french_typography(text: str) -> str:
+    """Put the French spaces into a translation, outside protected spans: U+00A0 before
+    ``:`` and inside « » (straight double quotes become « »), U+202F before ``;``, ``?``,
+    ``!`` and ``%`` and between the thousands of a number (``14 672``). Idempotent."""
+    spans, _, s = _protect(text)
+    s = re.sub(r'"([^"\n]*)"', "«\\1»", s)
+    s = re.sub("«[ \u00a0\u202f]*", "«" + NBSP, s)
+    s = re.sub("[ \u00a0\u202f]*»", NBSP + "»", s)
+    # a colon that ends a word (not 12:30, not ::) gets a no-break space before it
+    s = re.sub(r"(?<=[^\s\d:])[ \u202f]?:(?=[\s*_»)]|$)", NBSP + ":", s)
+    s = re.sub(r"(?<=\d)[ \u202f]:(?=\s|$)", NBSP + ":", s)
+    s = re.sub(r"(?<=[^\s;?!])[ \u00a0]?([;?!])(?=[\s*_»)]|$)", NNBSP + r"\1", s)
+    s = re.sub(r"(?<=\d)[ \u00a0]?%", NNBSP + "%", s)
+    s = re.sub(r"(?<![\w.,])(\d{1,3})((?:[ \u00a0]\d{3})+)(?![\d])",
+               lambda m: m.group(1) + re.sub("[ \u00a0]", NNBSP, m.group(2)), s)
+    return _unmask(s, spans)
+
+
+# ----------------------------------------------------------------------------- the rules
+
+#: Words after which a number keeps its decimal point in French prose (it is a name, not a quantity).
+_POINT_OK = re.compile(r"(?:section|sections|§|tableau|table|figure|fig\.|équation|exercice|exercices|"
+                       r"version|python|torch|pytorch|chapitre|étape|cuda|sphinx|jupyter-book|sacrebleu)"
+                       r"[\s\u00a0\u202f]*(?:\d+(?:[.,]\d+)*[\s\u00a0\u202f]*(?:,|et|à|ou)[\s\u00a0\u202f]*)*$",
+                       re.I)
+SAME_ON_PURPOSE = "same in French"
+
+
+def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -> list[str]:
+    """What is wrong with ``msgstr`` as the French of ``msgid`` (empty: nothing)."""
+    if not msgstr:
+        return ["not translated"]
+    out = ["fuzzy (the English changed: check the translation, then remove the flag)"] if fuzzy else []
+    if is_formula(msgid):
+        return out + ([] if msgstr == msgid else ["a formula block must be copied unchanged"])
+    if re.match(r"\d+\. ", msgstr):
+        out.append("starts with '2. ' (a numbered list for MyST): write '2\\. '")
+    en_keys, en_masked = protected(msgid)
+    fr_keys, fr_masked = protected(msgstr)
+    missing = collections.Counter(en_keys) - collections.Counter(fr_keys)
+    if missing:
+        out.append("lost or changed: " + ", ".join(repr(k) for k in missing))
+    extra = collections.Counter(fr_keys) - collections.Counter(en_keys)
+    extra = [k for k in extra if k.startswith("{") and not k.startswith("{doc}")]
+    if extra:
+        out.append("roles not in the English: " + ", ".join(map(repr, extra)))
+    fr_nums = collections.Counter(french_numbers(msgstr))
+    lost = collections.Counter(english_numbers(msgid)) - fr_nums
+    if lost:
+        out.append("numbers of the English missing: " + ", ".join(sorted(lost)))
+    s = fr_masked
+    if re.search(r'["“”]', s):
+        out.append('quotes must be « » (found " or “ ”)')
+    if re.search(r"«(?!\u00a0)|(?<!\u00a0)»", s):
+        out.append("« » need a no-break space (U+00A0) inside")
+    for m in re.finditer(r"(?<!\d):(?!\d)", s):
+        before = s[:m.start()]
+        if before and before[-1] != NBSP and not before.endswith(":") and not s[m.end():].startswith(":"):
+            out.append(f"no no-break space (U+00A0) before ':' in …{s[max(0, m.start() - 20):m.end()]!r}")
+            break
+    for m in re.finditer(r"[;?!]", s):
+        before = s[:m.start()]
+        if before and before[-1] not in (NNBSP, NBSP) and before[-1] != "\x00" and before[-1] not in ";?!":
+            out.append(f"no narrow no-break space (U+202F) before {m.group(0)!r} in …{s[max(0, m.start() - 20):m.end()]!r}")
+            break
+    if re.search(r"\d[ ]?%", s):
+        out.append("a narrow no-break space (U+202F) goes before %")
+    for m in re.finditer(r"(?<![\w.,])\d+\.\d+(?![\d.])", s):
+        if not _POINT_OK.search(s[:m.start()][-40:]):
+            out.append(f"decimal point in prose (French writes {m.group(0).replace('.', ',')}): "
+                       f"…{s[max(0, m.start() - 20):m.end()]!r}")
+            break
+    if msgstr == msgid and SAME_ON_PURPOSE not in comments and len(re.findall(r"[A-Za-z]{3,}", en_masked)) >= 3:
+        out.append(f"identical to the English (if on purpose, add the translator comment '# {SAME_ON_PURPOSE}')")
+    return out
+
+
+# ----------------------------------------------------------------------------- catalogues
+
+def read_catalog(path: pathlib.Path):
+    from babel.messages.pofile import read_po
+
+    with open(path, "rb") as f:
+        return read_po(f)
+
+
+def write_catalog(path: pathlib.Path, catalog) -> None:
+    from babel.messages.pofile import write_po
+
+    with open(path, "wb") as f:
+        write_po(f, catalog, width=0, omit_header=False)
+
+
+def catalogs(lang: str = "fr") -> list[pathlib.Path]:
+    """Every catalogue of ``lang``, pages first, then ``glue.po``."""
+    base = LOCALES / lang / "LC_MESSAGES"
+    return sorted(p for p in base.rglob("*.po"))
+
+
+def entries(catalog):
+    """The messages of a catalogue (not its header)."""
+    return [m for m in catalog if m.id]
+
+
+def check_catalog(path: pathlib.Path) -> list[str]:
+    """Every problem of one catalogue, as ``path: message: problem`` lines."""
+    rel = path.relative_to(LOCALES) if path.is_relative_to(LOCALES) else path
+    out = []
+    for m in entries(read_catalog(path)):
+        comments = " ".join(m.user_comments + m.auto_comments)
+        for p in problems(m.id, m.string, m.fuzzy, comments):
+            out.append(f"{rel}: {m.id[:70]!r}: {p}")
+    return out
+
+
+def _key(m) -> str:
+    return hashlib.sha1(((m.context or "") + "\x04" + m.id).encode()).hexdigest()[:8]
+
+
+def export(path: pathlib.Path, everything: bool = False) -> str:
+    """The messages of ``path`` still to translate (untranslated or fuzzy; all with
+    ``everything``) as text: ``### N KEY`` then the English. A fuzzy one shows its draft
+    after a ``### draft`` line. Translate the English in place and ``import`` the file."""
+    out = []
+    for n, m in enumerate(entries(read_catalog(path))):
+        if not everything and m.string and not m.fuzzy:
+            continue
+        head = f"### {n} {_key(m)}" + (f" context={m.context}" if m.context else "")
+        out.append(head + "\n" + m.id)
+        if m.fuzzy and m.string:
+            out.append("### draft (the old translation; delete this block)\n" + m.string)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def parse_export(text: str) -> dict[int, tuple[str, str]]:
+    """{N: (KEY, translated text)} from an export file filled in by a translator."""
+    found: dict[int, tuple[str, str]] = {}
+    blocks = re.split(r"^### ", text, flags=re.M)
+    for block in blocks[1:]:
+        head, _, body = block.partition("\n")
+        if head.startswith("draft"):
+            continue
+        parts = head.split()
+        n, key = int(parts[0]), parts[1]
+        found[n] = (key, body[:-1] if body.endswith("\n") else body)
+    return found
+
+
+def import_(path: pathlib.Path, text: str) -> list[str]:
+    """Set the translations of ``path`` from an export file; return the problems left."""
+    catalog = read_catalog(path)
+    msgs = entries(catalog)
+    for n, (key, body) in parse_export(text).items():
+        if n >= len(msgs) or _key(msgs[n]) != key:
+            raise ValueError(f"{path.name}: message {n} is not the one exported as {key}: "
+                             "the catalogue changed since; export it again")
+        m = msgs[n]
+        if is_formula(m.id):
+            m.string = body
+        else:
+            text = french_typography(body.strip("\n") if "\n" not in m.id.strip("\n") else body)
+            # "2. Title" alone would parse as a numbered list, not as the heading it translates.
+            m.string = re.sub(r"^(\d+)\. ", r"\1\\. ", text)
+        m.flags.discard("fuzzy")
+        m.previous_id = []
+    write_catalog(path, catalog)
+    return check_catalog(path)
+
+
+# ----------------------------------------------------------------------------- extraction
+
+def glue_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
+    """(page, value) of every glued value that the prose of a toc page shows with
+    ``{glue:text}`` and that holds words (numbers are written the French way by rule)."""
+    sys.path.insert(0, str(root / "tests"))
+    try:
+        from notebooks import toc_files
+    finally:
+        sys.path.pop(0)
+    out = []
+    for name in toc_files():
+        nb_path = root / f"{name}.ipynb"
+        if not nb_path.is_file():
+            continue
+        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        used = {k.split(":")[0] for k in re.findall(r"\{glue:text\}`([^`]+)`", prose)}
+        for cell in nb["cells"]:
+            for o in cell.get("outputs", []):
+                for mime, value in o.get("data", {}).items():
+                    if not mime.startswith("application/papermill.record/text/plain"):
+                        continue
+                    key = o.get("metadata", {}).get("scrapbook", {}).get("name")
+                    text = ast.literal_eval("".join(value)) if isinstance(value, list) else ast.literal_eval(value)
+                    text = str(text)
+                    if key in used and french_number(text) is None and re.search(r"[A-Za-z]{2,}", text):
+                        if (name, text) not in out:
+                            out.append((name, text))
+    return out
+
+
+def write_glue_template(pot_dir: pathlib.Path) -> pathlib.Path:
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    cat = Catalog(project="glued values", charset="utf-8")
+    for page, text in glue_messages():
+        cat.add(text, context=page)
+    path = pot_dir / f"{GLUE_DOMAIN}.pot"
+    with open(path, "wb") as f:
+        write_po(f, cat, width=0, omit_header=False)
+    return path
+
+
+def extract(pot_dir: pathlib.Path) -> pathlib.Path:
+    """Write the templates (.pot) of every page, and ``glue.pot``, under ``pot_dir``;
+    return the folder that holds them."""
+    jb = os.path.join(os.path.dirname(sys.executable), "jupyter-book")
+    proc = subprocess.run([jb, "build", str(ROOT), "--builder", "custom", "--custom-builder", "gettext",
+                           "--path-output", str(pot_dir), "-W", "-n", "--keep-going"],
+                          cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError("the gettext build failed:\n" + (proc.stdout + proc.stderr)[-4000:])
+    out = pot_dir / "_build" / "gettext"
+    write_glue_template(out)
+    return out
+
+
+def update(lang: str = "fr") -> None:
+    """Extract the templates and merge them into ``locales/LANG`` (sphinx-intl update)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pots = extract(pathlib.Path(tmp))
+        sphinx_intl = os.path.join(os.path.dirname(sys.executable), "sphinx-intl")
+        subprocess.run([sphinx_intl, "update", "-p", str(pots), "-l", lang, "-d", str(LOCALES),
+                        "-w", "0", "--no-obsolete"], check=True, cwd=ROOT)
+
+
+def status(lang: str = "fr") -> str:
+    rows, totals = [], collections.Counter()
+    for path in catalogs(lang):
+        msgs = entries(read_catalog(path))
+        c = collections.Counter("fuzzy" if m.fuzzy else "done" if m.string else "todo" for m in msgs)
+        c["all"] = len(msgs)
+        totals.update(c)
+        rows.append(f"{str(path.relative_to(LOCALES / lang / 'LC_MESSAGES')):60} {c['done']:5} {c['fuzzy']:5} {c['todo']:5} {c['all']:5}")
+    head = f"{'catalogue':60} {'done':>5} {'fuzzy':>5} {'todo':>5} {'all':>5}"
+    tail = f"{'all':60} {totals['done']:5} {totals['fuzzy']:5} {totals['todo']:5} {totals['all']:5}"
+    return "\n".join([head, *rows, tail])
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    cmd, args = argv[0], argv[1:]
+    if cmd == "update":
+        update()
+        print(status())
+    elif cmd == "status":
+        print(status())
+    elif cmd == "export":
+        text = export(pathlib.Path(args[0]), everything="--all" in args)
+        outs = [a for a in args[1:] if not a.startswith("--")]
+        if outs:
+            pathlib.Path(outs[0]).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    elif cmd == "import":
+        left = import_(pathlib.Path(args[0]), pathlib.Path(args[1]).read_text(encoding="utf-8"))
+        print("\n".join(left) or "no problem left")
+        return 1 if left else 0
+    elif cmd == "check":
+        paths = [pathlib.Path(a) for a in args] or catalogs()
+        left = [p for path in paths for p in check_catalog(path)]
+        print("\n".join(left) or f"{len(paths)} catalogues, no problem")
+        return 1 if left else 0
+    else:
+        print(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
