@@ -20,11 +20,13 @@ _spec.loader.exec_module(editions)
 
 HTML = editions.html_dir("instructor")
 STUDENT_HTML = editions.html_dir("student")
+FR_HTML = editions.html_dir("instructor", lang="fr")
+FR_STUDENT_HTML = editions.html_dir("student", lang="fr")
 
 
-def build(edition: str) -> tuple[int, str]:
-    """Run ``editions.py EDITION``; return (exit code, combined log)."""
-    proc = subprocess.run([sys.executable, str(ROOT / "utils" / "book" / "editions.py"), edition],
+def build(edition: str, lang: str = "en") -> tuple[int, str]:
+    """Run ``editions.py EDITION LANG``; return (exit code, combined log)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "utils" / "book" / "editions.py"), edition, lang],
                           capture_output=True, text=True, cwd=ROOT, env=os.environ.copy())
     return proc.returncode, proc.stdout + proc.stderr
 

@@ -50,7 +50,7 @@ def _retry_kernel_start():
 _retry_kernel_start()
 
 
-def _build_once(edition, tmp_path_factory, worker_id):
+def _build_once(edition, tmp_path_factory, worker_id, lang="en"):
     """Build ``edition`` once per test run, even with several pytest-xdist workers.
 
     The first worker to ask builds under an exclusive lock and stores (exit code, log)
@@ -59,16 +59,17 @@ def _build_once(edition, tmp_path_factory, worker_id):
     from bookbuild import build
 
     if worker_id == "master":  # no xdist: this process is the whole run
-        return build(edition)
+        return build(edition, lang)
     import fcntl
     import json
 
     shared = tmp_path_factory.getbasetemp().parent  # one folder per run, shared by its workers
-    result = shared / f"book_{edition}.json"
-    with open(shared / f"book_{edition}.lock", "w") as lock:
+    name = edition if lang == "en" else f"{edition}_{lang}"
+    result = shared / f"book_{name}.json"
+    with open(shared / f"book_{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not result.is_file():
-            result.write_text(json.dumps(build(edition)))
+            result.write_text(json.dumps(build(edition, lang)))
         return tuple(json.loads(result.read_text()))
 
 
@@ -82,3 +83,15 @@ def built_book(tmp_path_factory, worker_id):
 def student_book(tmp_path_factory, worker_id):
     """The student edition (``bash .ci/build student``), built once per run: (exit code, log)."""
     return _build_once("student", tmp_path_factory, worker_id)
+
+
+@pytest.fixture(scope="session")
+def french_book(tmp_path_factory, worker_id):
+    """The French instructor edition (``bash .ci/build fr``), built once per run: (exit code, log)."""
+    return _build_once("instructor", tmp_path_factory, worker_id, "fr")
+
+
+@pytest.fixture(scope="session")
+def french_student_book(tmp_path_factory, worker_id):
+    """The French student edition (``bash .ci/build student fr``), built once per run: (exit code, log)."""
+    return _build_once("student", tmp_path_factory, worker_id, "fr")

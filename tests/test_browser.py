@@ -32,7 +32,7 @@ import urllib.request
 from urllib.parse import urldefrag
 
 import pytest
-from bookbuild import COLAB, HTML, KAGGLE, expected_links, notebook_pages
+from bookbuild import COLAB, FR_HTML, HTML, KAGGLE, expected_links, notebook_pages
 from layout_measure import DESKTOP, MEASURE, PHONE, summary
 from notebooks import ROOT, toc_files
 
@@ -73,13 +73,16 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 @pytest.fixture(scope="module")
-def site(built_book):
-    """The built book served on a free localhost port: its base URL."""
+def site(built_book, french_book):
+    """The built book served on a free localhost port: its base URL. The server's root is the
+    ``_build`` folder that holds every edition, so that each page's link to the same page in
+    French (``../fr/_build/html/...``) resolves as on a published site."""
     assert (HTML / "chapters").is_dir(), f"no built book in {HTML}"
-    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(HTML)))
+    root = HTML.parent
+    server = _Server(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    yield f"http://127.0.0.1:{server.server_address[1]}/{HTML.relative_to(root).as_posix()}/"
     server.shutdown()
     server.server_close()
 
@@ -211,8 +214,18 @@ def crawl_file(browser, built_book, screenshot_dir):
     context.close()
 
 
-# The checks that run on both the served book and the book opened from disk.
-BOTH = pytest.mark.parametrize("crawled", ["crawl", "crawl_file"])
+@pytest.fixture(scope="module")
+def crawl_file_fr(browser, french_book, screenshot_dir):
+    """The French edition's pages ``FILE_PAGES`` opened from disk (``bash .ci/build fr``)."""
+    assert french_book[0] == 0, french_book[1][-3000:]
+    context, result = open_every_page(browser, FR_HTML.as_uri() + "/", screenshot_dir, suffix="_fr_file",
+                                      names=FILE_PAGES)
+    yield result
+    context.close()
+
+
+# The checks that run on the served book, the book opened from disk and the French edition opened from disk.
+BOTH = pytest.mark.parametrize("crawled", ["crawl", "crawl_file", "crawl_file_fr"])
 
 
 @BOTH
@@ -265,8 +278,10 @@ def test_colab_and_kaggle_links_open_the_pages_notebook(crawl):
 
 def test_same_site_links_resolve(crawl):
     site, pages = crawl["site"], crawl["pages"]
+    server = site[:site.index("/", len("http://"))] + "/"  # the other editions are served too
     ids = {site + f"{name}.html": set(r["ids"]) for name, r in pages.items()}
-    targets = {h for r in pages.values() for h in r["links"] if h.startswith(site)}
+    targets = {h for r in pages.values() for h in r["links"] if h.startswith(server)}
+    assert any("/fr/" in h for h in targets), "no page links to its French translation"
     bad = list(crawl["failed"])
     for url in sorted({urldefrag(h)[0] for h in targets}):
         try:

@@ -48,19 +48,22 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOCALES = ROOT / "locales"
 LANGUAGES = ("fr",)
 GLUE_DOMAIN = "glue"
+#: The answer checkers' feedback (``utils/exercises``: ``check(..., lang="fr")``).
+CHECKERS_DOMAIN = "checkers"
 NBSP, NNBSP = "\u00a0", "\u202f"
 
 # ----------------------------------------------------------------------------- spans
 
 # Protected spans: kept verbatim by a translation (or, for {doc}/{ref}/{numref} and
 # Markdown links, their target is). Order matters: a role swallows its backticks first.
-_ROLE = re.compile(r"\{(?P<name>[a-z][\w:-]*)\}`(?P<body>[^`]*)`")
+_ROLE = re.compile(r"(?<!`)\{(?P<name>[a-z][\w:-]*)\}`(?P<body>[^`]*)`")
 _CODE = re.compile(r"(?P<ticks>`+)(?P<body>.+?)(?P=ticks)")
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.S)
 _LINK = re.compile(r"\]\((?P<url>[^)\s]+)\)")
 _URL = re.compile(r"https?://[^\s)>\]]+")
 _HTML = re.compile(r"</?[a-zA-Z][^>\n]*>")
 _AUTOLINK = re.compile(r"<https?://[^>]+>")
+_FIELD = re.compile(r"\{[a-z_]+\}")
 #: Roles whose text a translation may change; only the target (``<target>``, or the whole
 #: body when there is no ``<...>``) must survive.
 TEXT_ROLES = ("doc", "ref", "numref", "term")
@@ -81,7 +84,7 @@ def _protect(text: str) -> tuple[list[str], list[str], str]:
     Markdown link ``](url)``."""
     items: list[tuple[int, str, str]] = []
     passes = [(_ROLE, _role_key), (_AUTOLINK, None), (_MATH, None), (_CODE, None),
-              (_LINK, lambda m: f"]({m.group('url')})"), (_URL, None), (_HTML, None)]
+              (_LINK, lambda m: f"]({m.group('url')})"), (_URL, None), (_HTML, None), (_FIELD, None)]
     taken = bytearray(len(text))
     for rx, key in passes:
         for m in rx.finditer(text):
@@ -120,9 +123,28 @@ _EN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|(?<![\w.,])\d{1,3}(
 _FR_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d])|(?<![\w.,])\d+(?:[.,]\d+)?(?![\d])")
 
 
+_SUFFIXED = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)([KM])(?![\w])")
+
+
 def english_numbers(text: str) -> list[str]:
-    """The numbers of English prose (outside protected spans), thousands separators removed."""
+    """The numbers of English prose (outside protected spans), thousands separators removed
+    (``40K`` gives ``40``; see ``english_number_options``)."""
     return sorted(n.replace(",", "") for n in _EN_NUMBER.findall(protected(text)[1]))
+
+
+def english_number_options(text: str) -> list[set[str]]:
+    """For each number of English prose, the forms a translation may give it: itself, and
+    for ``40K`` or ``63.1M`` also ``40000`` or ``63100000`` (written out in French)."""
+    masked = protected(text)[1]
+    out = [{n} for n in english_numbers(text)]
+    for m in _SUFFIXED.finditer(masked):
+        value = float(m.group(1)) * (1000 if m.group(2) == "K" else 1_000_000)
+        if value.is_integer():
+            for options in out:
+                if options == {m.group(1)}:
+                    options.add(str(int(value)))
+                    break
+    return out
 
 
 def french_numbers(text: str) -> list[str]:
@@ -150,11 +172,20 @@ def french_number(text: str) -> str | None:
 
 # ----------------------------------------------------------------------------- typography
 
+def _link_text_typography(span: str) -> str:
+    """The French spaces in the text of a ``{doc}`text <target>``` role (its target untouched)."""
+    m = re.fullmatch(r"\{(doc|ref|numref|term)\}`([^`<]*?)(\s*<[^<>]+>)`", span)
+    if not m:
+        return span
+    return "{%s}`%s%s`" % (m.group(1), french_typography(m.group(2)), m.group(3))
+
+
 def french_typography(text: str) -> str:
     """Put the French spaces into a translation, outside protected spans: U+00A0 before
     ``:`` and inside « » (straight double quotes become « »), U+202F before ``;``, ``?``,
     ``!`` and ``%`` and between the thousands of a number (``14 672``). Idempotent."""
     spans, _, s = _protect(text)
+    spans = [_link_text_typography(span) for span in spans]
     s = re.sub(r'"([^"\n]*)"', "«\\1»", s)
     s = re.sub("«[ \u00a0\u202f]*", "«" + NBSP, s)
     s = re.sub("[ \u00a0\u202f]*»", NBSP + "»", s)
@@ -172,7 +203,8 @@ def french_typography(text: str) -> str:
 
 #: Words after which a number keeps its decimal point in French prose (it is a name, not a quantity).
 _POINT_OK = re.compile(r"(?:section|sections|§|tableau|table|figure|fig\.|équation|exercice|exercices|"
-                       r"version|python|torch|pytorch|chapitre|étape|cuda|sphinx|jupyter-book|sacrebleu)"
+                       r"version|python|torch|pytorch|chapitre|étape|cuda|sphinx|jupyter-book|sacrebleu|arxiv:|"
+                       r"cc by|gpl-|mathjax|numpy)"
                        r"[\s\u00a0\u202f]*(?:\d+(?:[.,]\d+)*[\s\u00a0\u202f]*(?:,|et|à|ou)[\s\u00a0\u202f]*)*$",
                        re.I)
 SAME_ON_PURPOSE = "same in French"
@@ -197,10 +229,18 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
     if extra:
         out.append("roles not in the English: " + ", ".join(map(repr, extra)))
     fr_nums = collections.Counter(french_numbers(msgstr))
-    lost = collections.Counter(english_numbers(msgid)) - fr_nums
+    lost = []
+    for options in english_number_options(msgid):
+        hit = next((n for n in sorted(options) if fr_nums[n] > 0), None)
+        if hit is None:
+            lost.append(min(options, key=len))
+        else:
+            fr_nums[hit] -= 1
     if lost:
         out.append("numbers of the English missing: " + ", ".join(sorted(lost)))
-    s = fr_masked
+    # the typography rules apply to the prose and to the text of {doc}-like links
+    link_texts = [m.group(1) for m in re.finditer(r"(?<!`)\{(?:doc|ref|numref|term)\}`([^`<]*?)\s*<[^<>]+>`", msgstr)]
+    s = "\x00".join([fr_masked, *link_texts])
     if re.search(r'["“”]', s):
         out.append('quotes must be « » (found " or “ ”)')
     if re.search(r"«(?!\u00a0)|(?<!\u00a0)»", s):
@@ -217,7 +257,7 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
             break
     if re.search(r"\d[ ]?%", s):
         out.append("a narrow no-break space (U+202F) goes before %")
-    for m in re.finditer(r"(?<![\w.,])\d+\.\d+(?![\d.])", s):
+    for m in re.finditer(r"(?<![\w.,])\d+\.\d+(?!\d|\.\d)", s):
         if not _POINT_OK.search(s[:m.start()][-40:]):
             out.append(f"decimal point in prose (French writes {m.group(0).replace('.', ',')}): "
                        f"…{s[max(0, m.start() - 20):m.end()]!r}")
@@ -364,6 +404,26 @@ def write_glue_template(pot_dir: pathlib.Path) -> pathlib.Path:
     return path
 
 
+def write_checkers_template(pot_dir: pathlib.Path) -> pathlib.Path:
+    """``checkers.pot``: every sentence the answer checkers can print, with its context
+    (``checker`` for the feedback's templates, ``exercise N.k`` for an exercise's own)."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from utils.exercises import messages
+    finally:
+        sys.path.pop(0)
+    cat = Catalog(project="answer checkers", charset="utf-8")
+    for context, text in messages():
+        cat.add(text, context=context)
+    path = pot_dir / f"{CHECKERS_DOMAIN}.pot"
+    with open(path, "wb") as f:
+        write_po(f, cat, width=0, omit_header=False)
+    return path
+
+
 def extract(pot_dir: pathlib.Path) -> pathlib.Path:
     """Write the templates (.pot) of every page, and ``glue.pot``, under ``pot_dir``;
     return the folder that holds them."""
@@ -375,6 +435,7 @@ def extract(pot_dir: pathlib.Path) -> pathlib.Path:
         raise RuntimeError("the gettext build failed:\n" + (proc.stdout + proc.stderr)[-4000:])
     out = pot_dir / "_build" / "gettext"
     write_glue_template(out)
+    write_checkers_template(out)
     return out
 
 
@@ -385,6 +446,26 @@ def update(lang: str = "fr") -> None:
         sphinx_intl = os.path.join(os.path.dirname(sys.executable), "sphinx-intl")
         subprocess.run([sphinx_intl, "update", "-p", str(pots), "-l", lang, "-d", str(LOCALES),
                         "-w", "0", "--no-obsolete"], check=True, cwd=ROOT)
+
+
+def stale(pot_dir: pathlib.Path, lang: str = "fr", locale_dir: pathlib.Path = LOCALES) -> list[str]:
+    """How the catalogues of ``lang`` differ from the templates in ``pot_dir`` (freshly
+    extracted from the book): a page or a message without a catalogue entry, or an
+    entry whose English is gone. Empty when ``bash .ci/translations update`` has nothing to do."""
+    out = []
+    base = locale_dir / lang / "LC_MESSAGES"
+    pots = {p.relative_to(pot_dir).with_suffix("").as_posix(): p for p in pot_dir.rglob("*.pot")}
+    pos = {p.relative_to(base).with_suffix("").as_posix(): p for p in base.rglob("*.po")}
+    for name in sorted(set(pots) - set(pos)):
+        out.append(f"{name}: no catalogue {base.name}/{name}.po")
+    for name in sorted(set(pos) - set(pots)):
+        out.append(f"{name}.po: no such page or message source any more")
+    for name in sorted(set(pots) & set(pos)):
+        want = {(m.context, m.id) for m in entries(read_catalog(pots[name]))}
+        have = {(m.context, m.id) for m in entries(read_catalog(pos[name]))}
+        out += [f"{name}.po: new English, not in the catalogue: {i[:70]!r}" for _, i in sorted(want - have, key=str)]
+        out += [f"{name}.po: English no longer in the book: {i[:70]!r}" for _, i in sorted(have - want, key=str)]
+    return out
 
 
 def status(lang: str = "fr") -> str:

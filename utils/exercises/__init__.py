@@ -13,6 +13,12 @@ cannot recover the answer; for an answer made of several separate quantities (a 
 or a dict) it says which of them is wrong. Leaving the placeholder ``...`` in place
 prints what kind of answer is expected and how precise it must be.
 
+**Feedback in French.** ``check("2.1", answer, lang="fr")``, or the environment variable
+``COURSE_LANG=fr`` (``%env COURSE_LANG=fr`` in a notebook), prints the feedback, the
+exercise's statement, its hint and its mistakes' messages in French, from the catalogue
+``locales/fr/LC_MESSAGES/checkers.po`` that the French edition's translators keep
+(``bash .ci/translations``; a message missing there is printed in English).
+
 Expected answers and mistakes are computed by the course's own code (``utils``) when the
 checker runs; none is typed in. Each chapter registers its exercises in a module
 ``chNN.py`` of this package, found automatically. How to add an exercise: see the
@@ -21,10 +27,14 @@ instructors' page of the book (``chapters/instructors.md``).
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import math
 import numbers
+import os
+import pathlib
 import pkgutil
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +43,75 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["Verdict", "Exercise", "Mistake", "register", "mistake", "check", "diagnose", "EXERCISES"]
+__all__ = ["Verdict", "Exercise", "Mistake", "register", "mistake", "check", "diagnose", "EXERCISES", "LANGUAGES"]
+
+#: Languages of the feedback: English, and French from the catalogue below.
+LANGUAGES = ("en", "fr")
+CATALOGUE = pathlib.Path(__file__).resolve().parents[2] / "locales" / "{lang}" / "LC_MESSAGES" / "checkers.po"
+#: Context of the catalogue's messages that are not an exercise's own.
+GENERIC = "checker"
+_LANG: contextvars.ContextVar[str] = contextvars.ContextVar("course_checker_language", default="en")
+_CATALOGUES: dict[str, dict[tuple[str, str], str]] = {}
+
+
+def _po_string(lines: list[str]) -> str:
+    """The text of a .po string split over quoted lines (``"a\\n" "b"``)."""
+    out = []
+    for line in lines:
+        body = line.strip()[1:-1]
+        out.append(re.sub(r'\\(.)', lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body))
+    return "".join(out)
+
+
+def read_catalogue(path: pathlib.Path) -> dict[tuple[str, str], str]:
+    """{(context, English): translation} of a gettext ``.po`` file, without its untranslated
+    and fuzzy messages (a few lines of parsing, so that the checkers need no extra package)."""
+    table: dict[tuple[str, str], str] = {}
+    if not path.is_file():
+        return table
+    for block in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
+        fields: dict[str, list[str]] = {}
+        current, fuzzy = None, False
+        for line in block.splitlines():
+            if line.startswith("#,") and "fuzzy" in line:
+                fuzzy = True
+            elif line.startswith("#"):
+                continue
+            elif line.startswith('"') and current:
+                fields[current].append(line)
+            else:
+                key, _, rest = line.partition(" ")
+                if key in ("msgctxt", "msgid", "msgstr"):
+                    current = key
+                    fields[key] = [rest]
+        msgid, msgstr = _po_string(fields.get("msgid", [])), _po_string(fields.get("msgstr", []))
+        if msgid and msgstr and not fuzzy:
+            table[(_po_string(fields.get("msgctxt", ['""'])), msgid)] = msgstr
+    return table
+
+
+def _t(text: str, context: str = GENERIC) -> str:
+    """``text`` in the language of the feedback being given (English if it has no translation)."""
+    lang = _LANG.get()
+    if lang == "en" or not text:
+        return text
+    if lang not in _CATALOGUES:
+        _CATALOGUES[lang] = read_catalogue(pathlib.Path(str(CATALOGUE).format(lang=lang)))
+    return _CATALOGUES[lang].get((context, text), text)
+
+
+def messages() -> list[tuple[str, str]]:
+    """(context, English) of every message the checkers can print: the generic templates
+    (``GENERIC_MESSAGES``) and each exercise's statement, hint and mistakes. The
+    translation catalogue ``checkers.po`` is made from this list."""
+    _load_all()
+    out = [(GENERIC, m) for m in GENERIC_MESSAGES]
+    for id in sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split("."))):
+        ex = EXERCISES[id]
+        for text in (ex.prompt, ex.hint, *(m.message for m in ex.mistakes)):
+            if text and (f"exercise {id}", text) not in out:
+                out.append((f"exercise {id}", text))
+    return out
 
 
 @dataclass
@@ -128,6 +206,8 @@ def mistake(id: str, message: str):
 
 def _a(word: str) -> str:
     """'an int', 'a float': the indefinite article for ``word``."""
+    if _LANG.get() != "en":
+        return _t("a {name}").format(name=word)
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
@@ -135,12 +215,12 @@ def _describe(x, value: bool = True) -> str:
     """Say what ``x`` is: type and shape, and with ``value`` the value of a scalar (the learner's own)."""
     if isinstance(x, torch.Tensor):
         if x.is_floating_point():  # any float dtype is accepted, so name none
-            return f"a floating-point torch.Tensor of shape {tuple(x.shape)}"
-        return f"a torch.Tensor of shape {tuple(x.shape)} and dtype {x.dtype}"
+            return _t("a floating-point torch.Tensor of shape {shape}").format(shape=tuple(x.shape))
+        return _t("a torch.Tensor of shape {shape} and dtype {dtype}").format(shape=tuple(x.shape), dtype=x.dtype)
     if isinstance(x, np.ndarray):
-        return f"a numpy array of shape {x.shape}"
+        return _t("a numpy array of shape {shape}").format(shape=x.shape)
     if isinstance(x, (list, tuple)):
-        return f"{_a(type(x).__name__)} of length {len(x)}"
+        return _t("{kind} of length {n}").format(kind=_a(type(x).__name__), n=len(x))
     return _a(type(x).__name__) + (f" ({x!r})" if value else "")
 
 
@@ -162,45 +242,47 @@ def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
     """
     if isinstance(expected, (bool, str)):
         if type(answer) is not type(expected):
-            return None, f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
+            return None, _should(path=path, expected=_a(type(expected).__name__), got=_describe(answer))
         return answer, None
     if isinstance(expected, (torch.Tensor, np.ndarray)):
         if not isinstance(answer, (torch.Tensor, np.ndarray)):
-            return None, f"{path} should be {_describe(expected)}, got {_describe(answer)}"
+            return None, _should(path=path, expected=_describe(expected), got=_describe(answer))
 
         def floating(t):
             return t.is_floating_point() if isinstance(t, torch.Tensor) else np.issubdtype(t.dtype, np.floating)
         if floating(expected) and not floating(answer):
-            return None, f"{path} should be {_describe(expected)}, got integers ({_describe(answer)}); use floats"
+            return None, _t("{path} should be {expected}, got integers ({got}); use floats").format(
+                path=path, expected=_describe(expected), got=_describe(answer))
         a = _as_float_tensor(answer)
         if tuple(a.shape) != tuple(expected.shape):
-            return None, f"{path} has shape {tuple(a.shape)}, expected shape {tuple(expected.shape)}"
+            return None, _t("{path} has shape {shape}, expected shape {expected}").format(
+                path=path, shape=tuple(a.shape), expected=tuple(expected.shape))
         if torch.isnan(a).any():
-            return None, f"{path} contains NaN"
+            return None, _t("{path} contains NaN").format(path=path)
         return a, None
     if _is_int(expected):
         if _is_int(answer):
             return int(answer), None
         if isinstance(answer, float) and answer.is_integer():
             return int(answer), None
-        return None, f"{path} should be an int, got {_describe(answer)}"
+        return None, _should(path=path, expected=_a("int"), got=_describe(answer))
     if isinstance(expected, numbers.Real):
         if isinstance(answer, torch.Tensor) and answer.numel() == 1:
             answer = answer.item()
         if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-            return None, f"{path} should be a number, got {_describe(answer)}"
+            return None, _t("{path} should be a number, got {got}").format(path=path, got=_describe(answer))
         if math.isnan(answer):
-            return None, f"{path} is NaN, expected a number"
+            return None, _t("{path} is NaN, expected a number").format(path=path)
         return float(answer), None
     if isinstance(expected, dict):
         if not isinstance(answer, dict):
-            return None, f"{path} should be {_a('dict')}, got {_describe(answer)}"
+            return None, _should(path=path, expected=_a("dict"), got=_describe(answer))
         missing = [k for k in expected if k not in answer]
         if missing:
-            return None, f"{path} is missing the key(s) {missing}"
+            return None, _t("{path} is missing the key(s) {keys}").format(path=path, keys=missing)
         extra = [k for k in answer if k not in expected]
         if extra:
-            return None, f"{path} has unexpected key(s) {extra}"
+            return None, _t("{path} has unexpected key(s) {keys}").format(path=path, keys=extra)
         out = {}
         for k in expected:
             out[k], msg = _kind(answer[k], expected[k], f"{path}[{k!r}]")
@@ -209,9 +291,10 @@ def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
         return out, None
     if isinstance(expected, (list, tuple)):
         if not isinstance(answer, (list, tuple)):
-            return None, f"{path} should be {_a(type(expected).__name__)}, got {_describe(answer)}"
+            return None, _should(path=path, expected=_a(type(expected).__name__), got=_describe(answer))
         if len(answer) != len(expected):
-            return None, f"{path} has {len(answer)} item{'s' if len(answer) != 1 else ''}, expected {len(expected)}"
+            template = "{path} has {n} item, expected {expected}" if len(answer) == 1 else "{path} has {n} items, expected {expected}"
+            return None, _t(template).format(path=path, n=len(answer), expected=len(expected))
         out = []
         for i, (a, e) in enumerate(zip(answer, expected)):
             item, msg = _kind(a, e, f"{path}[{i}]")
@@ -242,18 +325,18 @@ def _generic(a, e, atol: float) -> str | None:
     t = a if isinstance(a, torch.Tensor) else torch.tensor([a], dtype=torch.float64)
     x = _as_float_tensor(e) if isinstance(e, (torch.Tensor, np.ndarray)) else torch.tensor([float(e)], dtype=torch.float64)
     if bool((t == 0).all()) and not bool((x.abs() <= atol).all()):
-        return "is zero everywhere"
+        return _t("is zero everywhere")
     if bool(((t + x).abs() <= atol).all()):
-        return "has the wrong sign"
+        return _t("has the wrong sign")
     if t.dim() == 2 and t.shape[0] == t.shape[1] and bool(((t.T - x).abs() <= atol).all()):
-        return "is transposed: rows and columns are swapped"
+        return _t("is transposed: rows and columns are swapped")
     nonzero = x.abs() > 10 * atol
     if int(nonzero.sum()) >= 2 and bool((t[~nonzero].abs() <= atol).all()):
         ratio = t[nonzero] / x[nonzero]
         r = ratio.mean()
         if abs(r - 1) > 1e-3 and bool(((ratio - r).abs() <= 1e-3 * r.abs()).all()):
-            return ("is the right answer times a constant factor: look for a scaling "
-                    "that is missing or extra (a square root, a mean instead of a sum, a count)")
+            return _t("is the right answer times a constant factor: look for a scaling "
+                      "that is missing or extra (a square root, a mean instead of a sum, a count)")
     return None
 
 
@@ -279,7 +362,7 @@ def diagnose(answer, ex: Exercise) -> str | None:
                 wrongs.append((w, m.message))
     for w, message in wrongs:
         if _close(a, w, ex.atol):
-            return message
+            return _t(message, f"exercise {ex.id}")
     if isinstance(expected, (list, tuple, dict)):
         keys = list(expected) if isinstance(expected, dict) else range(len(expected))
         bad = [k for k in keys if not _close(a[k], expected[k], ex.atol)]
@@ -288,15 +371,29 @@ def diagnose(answer, ex: Exercise) -> str | None:
         for k in bad:  # one item may carry a registered mistake on its own
             named = next((message for w, message in wrongs
                           if not _close(w[k], expected[k], ex.atol) and _close(a[k], w[k], ex.atol)), None)
-            kind = _generic(a[k], expected[k], ex.atol)
-            parts.append(f"{label(k)}: {named}" if named else f"{label(k)} {kind}" if kind else f"{label(k)} {_not_right(ex)}")
-        return "; ".join(parts)
-    kind = _generic(a, expected, ex.atol)
-    return f"answer {kind}" if kind else f"answer {_not_right(ex)}"
+            kind = _generic(a[k], expected[k], ex.atol) or _not_right(ex)
+            parts.append(_t("{item}: {mistake}").format(item=label(k), mistake=_t(named, f"exercise {ex.id}"))
+                         if named else _t("{item} {kind}").format(item=label(k), kind=kind))
+        return _t("; ").join(parts)
+    kind = _generic(a, expected, ex.atol) or _not_right(ex)
+    return _t("answer {kind}").format(kind=kind)
+
+
+def _precision(ex: Exercise) -> str:
+    """The exercise's precision ("to 4 decimals", "within 0.05") in the feedback's language."""
+    m = re.fullmatch(r"to (\d+) decimals?", ex.precision)
+    if m:
+        template = "to {n} decimal" if m.group(1) == "1" else "to {n} decimals"
+        return _t(template).format(n=m.group(1))
+    m = re.fullmatch(r"within (\S+)", ex.precision)
+    if m:
+        value = m.group(1) if _LANG.get() == "en" else m.group(1).replace(".", ",")
+        return _t("within {atol}").format(atol=value)
+    return ex.precision
 
 
 def _not_right(ex: Exercise) -> str:
-    return f"is not right {ex.precision}" if ex.precision else "is not right"
+    return _t("is not right {precision}").format(precision=_precision(ex)) if ex.precision else _t("is not right")
 
 
 def _load_all() -> None:
@@ -332,36 +429,76 @@ def _say(text: str) -> None:
     print(textwrap.fill(text, width=76, subsequent_indent="  ", break_on_hyphens=False))
 
 
-def check(id: str, answer) -> Verdict:
+def check(id: str, answer, lang: str | None = None) -> Verdict:
     """Check the answer to exercise ``id`` (for example ``"2.1"``); print and return the verdict.
 
     Returns a ``Verdict``, true when the answer is right (``assert check(...)``
     works in solution notebooks). The printed feedback says what is wrong in kind and
-    never the right answer (see the module's docstring).
+    never the right answer (see the module's docstring). ``lang`` is the language of the
+    feedback, ``"en"`` or ``"fr"``; by default the environment variable ``COURSE_LANG``,
+    else English.
 
     Raises:
         KeyError: no exercise has that id (the message lists the known ids).
         TypeError: ``id`` is not a string such as "2.1".
+        ValueError: ``lang`` (or ``COURSE_LANG``) is not one of ``LANGUAGES``.
     """
     if not isinstance(id, str):
         raise TypeError(f"the exercise id must be a string such as \"2.1\", got {_describe(id)}")
+    lang = lang if lang is not None else (os.environ.get("COURSE_LANG") or "en")
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES} (or COURSE_LANG unset), got {lang!r}")
     _load_all()
     if id not in EXERCISES:
         raise KeyError(f"no exercise {id!r}; known exercises: "
                        f"{sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split('.')))}")
-    ex = EXERCISES[id]
+    token = _LANG.set(lang)
+    try:
+        return _check(EXERCISES[id], answer)
+    finally:
+        _LANG.reset(token)
+
+
+def _check(ex: Exercise, answer) -> Verdict:
+    id = ex.id
     if answer is ...:
         with torch.random.fork_rng(devices=[]):
             expected = ex.expected()
-        precision = f", {ex.precision}" if ex.precision else ""
-        _say(f"Exercise {id}: not answered yet. {ex.prompt} "
-             f"Expected {_describe(expected, value=False)}{precision}.")
+        precision = _t(", {precision}").format(precision=_precision(ex)) if ex.precision else ""
+        _say(_t("Exercise {id}: not answered yet. {prompt} Expected {expected}{precision}.").format(
+            id=id, prompt=_t(ex.prompt, f"exercise {id}"), expected=_describe(expected, value=False),
+            precision=precision))
         return Verdict(False)
     msg = diagnose(answer, ex)
     if msg is None:
-        _say(f"Exercise {id}: correct.")
+        _say(_t("Exercise {id}: correct.").format(id=id))
         return Verdict(True)
-    named = any(m.message in msg for m in ex.mistakes)  # a named mistake says enough
-    hint = f" Hint: {ex.hint}" if ex.hint and not named else ""
-    _say(f"Exercise {id}: not yet. {msg[0].upper() + msg[1:]}.{hint}")
+    named = any(_t(m.message, f"exercise {id}") in msg for m in ex.mistakes)  # a named mistake says enough
+    hint = _t(" Hint: {hint}").format(hint=_t(ex.hint, f"exercise {id}")) if ex.hint and not named else ""
+    _say(_t("Exercise {id}: not yet. {message}.{hint}").format(id=id, message=msg[0].upper() + msg[1:], hint=hint))
     return Verdict(False)
+
+
+#: The feedback's own sentences, as templates (``{...}`` are filled in when printed).
+GENERIC_MESSAGES = [
+    "a {name}", "a floating-point torch.Tensor of shape {shape}",
+    "a torch.Tensor of shape {shape} and dtype {dtype}", "a numpy array of shape {shape}",
+    "{kind} of length {n}", "{path} should be {expected}, got {got}",
+    "{path} should be {expected}, got integers ({got}); use floats",
+    "{path} has shape {shape}, expected shape {expected}", "{path} contains NaN",
+    "{path} should be a number, got {got}", "{path} is NaN, expected a number",
+    "{path} is missing the key(s) {keys}", "{path} has unexpected key(s) {keys}",
+    "{path} has {n} item, expected {expected}", "{path} has {n} items, expected {expected}",
+    "is zero everywhere", "has the wrong sign", "is transposed: rows and columns are swapped",
+    "is the right answer times a constant factor: look for a scaling that is missing or extra "
+    "(a square root, a mean instead of a sum, a count)",
+    "{item}: {mistake}", "{item} {kind}", "; ", "answer {kind}",
+    "to {n} decimal", "to {n} decimals", "within {atol}", "is not right {precision}", "is not right",
+    ", {precision}", "Exercise {id}: not answered yet. {prompt} Expected {expected}{precision}.",
+    "Exercise {id}: correct.", " Hint: {hint}", "Exercise {id}: not yet. {message}.{hint}",
+]
+
+
+def _should(**fields) -> str:
+    """The "{path} should be {expected}, got {got}" sentence in the feedback's language."""
+    return _t("{path} should be {expected}, got {got}").format(**fields)

@@ -1,0 +1,215 @@
+"""The French edition: built from the same notebooks, in French, and otherwise the English book.
+
+- Both French editions (``bash .ci/build fr``, ``bash .ci/build student fr``) build with
+  warnings as errors (a glued word or an alt text without its translation is a warning),
+  every page of the table of contents, with ``lang="fr"``.
+- Every page of each language links to the same page in the other, both ways, in both
+  the instructor and the student editions.
+- No English prose is left on a French page: each translated message's English text is
+  absent from the page (Sphinx skips a translation it cannot parse, silently).
+- A French page has the structure of its English page (headings, figures, images,
+  code and output blocks, exercises, knowledge checks, tables), so the structure tests
+  of the English chapters hold for the French ones; its figures pass the accessibility
+  rules of ``test_accessibility.py``, with alt texts in French.
+- The Colab and Kaggle links of a French page open the same notebook as the English page.
+- The French student edition holds no answer (in the English and the French number
+  forms) and no solution text (phrases of the French solutions found nowhere else).
+
+The offline browser checks (math typeset, nothing fetched from another host, images
+load with alt text, no JavaScript error) run on the French edition in ``test_browser.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+import test_accessibility as accessibility
+from bookbuild import FR_HTML, FR_STUDENT_HTML, HTML, STUDENT_HTML, expected_links, notebook_pages, sphinx_warnings
+from bs4 import BeautifulSoup
+from notebooks import ROOT, toc_files
+from test_links import launch_links
+from test_student_edition import IDS, TEXT_SUFFIXES, answer_forms, found
+
+_spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
+translations = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(translations)
+
+PAGES = list(toc_files())
+STUDENT_PAGES = [n for n in PAGES if not n.startswith("solutions/") and n != "chapters/instructors"]
+WORD_RUN = 4
+
+
+def soup(root, name) -> BeautifulSoup:
+    path = root / f"{name}.html"
+    assert path.is_file(), f"{path} was not built"
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def article_text(page: BeautifulSoup) -> str:
+    art = page.select_one("article") or page
+    return re.sub(r"\s+", " ", art.get_text(" ")).strip()
+
+
+@pytest.fixture(scope="module")
+def french(french_book, french_student_book):
+    for what, (rc, log) in (("French", french_book), ("French student", french_student_book)):
+        warnings = sphinx_warnings(log)
+        assert rc == 0 and not warnings, f"the {what} edition's build failed:\n" + "\n".join(
+            warnings[:30] or log.splitlines()[-40:])
+
+
+def test_both_french_editions_build_every_page_in_french(french):
+    for root, names in ((FR_HTML, PAGES), (FR_STUDENT_HTML, STUDENT_PAGES)):
+        for name in names:
+            assert soup(root, name).html.get("lang") == "fr", f"{root}/{name}: not lang=fr"
+    for name in PAGES:
+        if name.startswith("solutions/") or name == "chapters/instructors":
+            assert not (FR_STUDENT_HTML / f"{name}.html").exists(), f"the French student edition has {name}"
+
+
+def _language_link(root, name):
+    links = soup(root, name).select("p.course-language a.course-language-link")
+    assert len(links) == 1, f"{root}/{name}: {len(links)} language links"
+    return links[0]
+
+
+@pytest.mark.parametrize("edition", ["instructor", "student"])
+def test_every_page_links_to_the_same_page_in_the_other_language(built_book, student_book, french, edition):
+    roots = {"en": HTML, "fr": FR_HTML} if edition == "instructor" else {"en": STUDENT_HTML, "fr": FR_STUDENT_HTML}
+    for name in PAGES if edition == "instructor" else STUDENT_PAGES:
+        for lang, other in (("en", "fr"), ("fr", "en")):
+            link = _language_link(roots[lang], name)
+            assert link["hreflang"] == other and link["lang"] == other
+            target = ((roots[lang] / name).parent / link["href"]).resolve()
+            assert target == (roots[other] / f"{name}.html").resolve(), f"{lang} {name}: links to {target}"
+            assert target.is_file()
+
+
+def _plain_runs(msgid: str) -> list[str]:
+    """Runs of plain English words of a message as the page shows them (markup and spans removed)."""
+    _, masked = translations.protected(msgid)
+    masked = re.sub(r"[*_#>]|\\(?=[.#*_])", "", masked)
+    runs = []
+    for chunk in re.split(r"[\x00\n]|\]\(|[\[\]]", masked):
+        words = chunk.split()
+        if len(words) >= 8 and sum(w.isalpha() for w in words) >= 6:
+            runs.append(" ".join(words))
+    return runs
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_english_prose_is_left_on_a_french_page(french, name):
+    text = article_text(soup(FR_HTML, name))
+    po = translations.LOCALES / "fr" / "LC_MESSAGES" / f"{name}.po"
+    left = []
+    for m in translations.entries(translations.read_catalog(po)):
+        if m.string and m.string != m.id:
+            left += [run for run in _plain_runs(m.id) if run in text]
+    assert not left, f"{name}: English text left on the French page:\n  " + "\n  ".join(r[:90] for r in left[:10])
+
+
+STRUCTURE = {
+    "headings": "h1, h2, h3, h4",
+    "figures": "figure",
+    "images": "article img",
+    "code and outputs": "article pre",
+    "exercises": "div.exercise",
+    "solutions": "div.solution",
+    "knowledge checks and dropdowns": "details",
+    "admonitions": "div.admonition",
+    "tables": "article table",
+    "math": "article .math",
+    "links": "article a.reference",
+}
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_a_french_page_has_the_structure_of_its_english_page(built_book, french, name):
+    en, fr = soup(HTML, name), soup(FR_HTML, name)
+    differ = {what: (len(en.select(sel)), len(fr.select(sel))) for what, sel in STRUCTURE.items()
+              if len(en.select(sel)) != len(fr.select(sel))}
+    assert not differ, f"{name}: (English, French) counts differ: {differ}"
+    assert en.find("h1").get_text() != fr.find("h1").get_text(), f"{name}: the title is not translated"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_french_figures_pass_the_accessibility_rules_with_french_alt_text(built_book, french, name):
+    fr = soup(FR_HTML, name)
+    found_problems = accessibility.problems(fr, name) + accessibility.interactive_problems(fr, name)
+    assert not found_problems, "\n".join(found_problems)
+    en_alts = [i.get("alt") for i in soup(HTML, name).select("article img")]
+    fr_alts = [i.get("alt") for i in fr.select("article img")]
+    same = [a for a, b in zip(en_alts, fr_alts) if a == b]
+    assert not same, f"{name}: alt text not translated: {[a[:60] for a in same]}"
+
+
+@pytest.mark.parametrize("name", notebook_pages())
+def test_colab_and_kaggle_links_of_a_french_page_open_the_same_notebook(french, name):
+    colab, kaggle = launch_links(FR_HTML / f"{name}.html")
+    want_colab, want_kaggle = expected_links(name)
+    assert colab == [want_colab] and kaggle == [want_kaggle], (name, colab, kaggle)
+
+
+def french_forms(form: str) -> set[str]:
+    """A number as the French edition writes it in prose: 0.4011 -> 0,4011; 16,640 -> 16 640."""
+    out = {form}
+    french = translations.french_number(form)
+    if french:
+        out |= {french, french.replace(translations.NNBSP, translations.NBSP), french.replace(translations.NNBSP, " ")}
+    return out
+
+
+@pytest.fixture(scope="module")
+def french_student_files(french):
+    files = {}
+    for path in sorted(FR_STUDENT_HTML.rglob("*")):
+        if path.is_file() and path.suffix in TEXT_SUFFIXES and "_static" not in path.parts:
+            files[str(path.relative_to(FR_STUDENT_HTML))] = path.read_text(encoding="utf-8", errors="replace")
+    return files
+
+
+def test_the_french_student_edition_holds_no_answer(french_student_files):
+    leaks = []
+    for id in IDS:
+        for form in sorted({f for g in answer_forms(id, min_digits=4) for f in french_forms(g)}):
+            where = [name for name, text in french_student_files.items() if found(form, text)]
+            if where:
+                leaks.append(f"Exercise {id}: {form} in {', '.join(where[:3])}")
+    assert not leaks, f"{len(leaks)} answer(s) in the French student edition:\n  " + "\n  ".join(leaks)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace(translations.NBSP, " ").replace(translations.NNBSP, " ")).strip().lower()
+
+
+def _runs(text: str) -> set[str]:
+    """Runs of WORD_RUN words (letters, accents and apostrophes) of a text."""
+    out = set()
+    for chunk in re.split(r"[^\w' ’-]+|\d", text):
+        words = chunk.split()
+        out |= {" ".join(words[i:i + WORD_RUN]) for i in range(len(words) - WORD_RUN + 1)}
+    return out
+
+
+def test_the_french_student_edition_contains_no_solution_text(french):
+    solution_text, public = [], []
+    for name in PAGES:
+        page = soup(FR_HTML, name)
+        art = page.select_one("article") or page
+        blocks = art.select("div.solution")
+        if name.startswith("solutions/"):
+            solution_text.append(_norm(art.get_text(" ")))
+            continue
+        solution_text += [_norm(b.get_text(" ")) for b in blocks]
+        for b in blocks:
+            b.decompose()
+        public.append(_norm(art.get_text(" ")))
+    public_text = " ".join(public)
+    marks = {r for t in solution_text for r in _runs(t) if r not in public_text}
+    assert len(marks) > 200, f"only {len(marks)} distinctive phrases of the French solutions: has the HTML changed?"
+    student = " ".join(_norm(BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser").get_text(" "))
+                       for p in sorted(FR_STUDENT_HTML.rglob("*.html")) if "_static" not in p.parts)
+    leaks = sorted(m for m in marks if m in student)
+    assert not leaks, f"{len(leaks)} phrase(s) of the French solutions in the French student edition: {leaks[:20]}"

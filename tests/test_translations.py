@@ -1,0 +1,128 @@
+"""The French edition's catalogues are current, complete and faithful (``utils/book/translations.py``).
+
+- **Current**: the templates extracted from the book as it is now (Sphinx's gettext
+  builder over the executed notebooks, plus the glued words and the answer checkers'
+  sentences) hold exactly the messages of ``locales/fr/LC_MESSAGES``. An English prose
+  change therefore fails here until ``bash .ci/translations update`` is run and the new
+  or fuzzy messages are translated.
+- **Complete and faithful**: every message is translated, none is fuzzy, and each
+  translation keeps the roles, math, code, link targets and numbers of its English and
+  follows French typography (``translations.problems``; the rules are tested to fail).
+- The answer checkers speak French when asked (``check(..., lang="fr")``, ``COURSE_LANG``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+import torch
+from notebooks import ROOT
+
+_spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
+translations = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(translations)
+
+CATALOGUES = translations.catalogs("fr")
+NBSP, NNBSP = translations.NBSP, translations.NNBSP
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory):
+    """The templates of the book as it is now (a gettext build, about 20 s)."""
+    return translations.extract(tmp_path_factory.mktemp("gettext"))
+
+
+def test_the_catalogues_hold_every_message_of_the_book_as_it_is(templates):
+    found = translations.stale(templates)
+    assert not found, ("the French catalogues are behind the English (run `bash .ci/translations update`, "
+                       "then translate what `bash .ci/translations status` lists):\n  " + "\n  ".join(found[:40]))
+    assert len(CATALOGUES) > 30 and {"glue", "checkers"} <= {p.stem for p in CATALOGUES}
+
+
+def test_a_changed_english_sentence_makes_the_catalogues_stale(templates, tmp_path):
+    """The check above can fail: one sentence of chapter 2 changed, as an author would change it."""
+    pots = tmp_path / "pots"
+    shutil.copytree(templates, pots)
+    pot = pots / "chapters" / "02_scaled_dot_product_attention.pot"
+    text = pot.read_text(encoding="utf-8")
+    assert 'msgid "Queries, keys and values"' in text
+    pot.write_text(text.replace('msgid "Queries, keys and values"', 'msgid "Queries, keys, and values"'),
+                   encoding="utf-8")
+    found = translations.stale(pots)
+    assert any("new English" in f and "Queries, keys, and values" in f for f in found), found
+    assert any("no longer in the book" in f and "Queries, keys and values" in f for f in found), found
+
+
+@pytest.mark.parametrize("po", CATALOGUES, ids=lambda p: str(p.relative_to(translations.LOCALES)))
+def test_every_message_is_translated_and_keeps_what_it_must(po):
+    found = translations.check_catalog(po)
+    assert not found, f"{len(found)} problem(s):\n  " + "\n  ".join(found[:30])
+
+
+def test_the_rules_catch_bad_translations():
+    problems = translations.problems
+    en = ("The model has {glue:text}`n_params` parameters, $d_{model} = 512$; see "
+          "{doc}`the training chapter <10_training>` and `train_step` (section 5.3): 14,672 pairs, 0.841.")
+    good = (f"Le modèle a {{glue:text}}`n_params` paramètres, $d_{{model}} = 512${NNBSP}; voir "
+            f"{{doc}}`le chapitre sur l'entraînement <10_training>` et `train_step` (section 5.3){NBSP}: "
+            f"14{NNBSP}672 paires, 0,841.")
+    assert problems(en, good) == []
+    bad = {
+        "not translated": "",
+        "lost or changed": good.replace("{glue:text}`n_params`", "1 397 376"),
+        "numbers of the English missing": good.replace(f"14{NNBSP}672", "quinze mille"),
+        "decimal point": good.replace("0,841", "0.841"),
+        "quotes": good.replace("paires", '"paires"'),
+        "before ':'": good.replace(f"{NBSP}:", ":"),
+        "before ';'": good.replace(f"{NNBSP};", " ;"),
+    }
+    for what, text in bad.items():
+        found = problems(en, text)
+        assert any(what in f for f in found), (what, found)
+    assert any("lost or changed" in f for f in problems(en, good.replace("<10_training>", "<11_results>")))
+    assert any("fuzzy" in f for f in problems(en, good, fuzzy=True))
+    assert any("identical" in f for f in problems(en, en))
+    assert problems("Carnegie Mellon", "Carnegie Mellon") == []
+    formula = "\nQ = K = V\n"
+    assert problems(formula, formula) == [] and problems(formula, "\nQ = K\n")
+    assert any("numbered list" in f for f in problems("2. Scaled attention", "2. L'attention"))
+    assert problems("2. Scaled attention", "2\\. L'attention") == []
+
+
+def test_french_typography_and_numbers():
+    ft = translations.french_typography
+    assert ft('Le "masque" : voir ceci ; et cela? Oui! 26,2 % de 14 672') == (
+        f"Le «{NBSP}masque{NBSP}»{NBSP}: voir ceci{NNBSP}; et cela{NNBSP}? Oui{NNBSP}! 26,2{NNBSP}% de 14{NNBSP}672")
+    assert ft(ft("Durée: 5 s; fin")) == ft("Durée: 5 s; fin")  # idempotent
+    assert ft("`a; b: c?` et $x: y$ et https://example.org/a:b") == "`a; b: c?` et $x: y$ et https://example.org/a:b"
+    fn = translations.french_number
+    assert fn("14,672") == f"14{NNBSP}672" and fn("0.841") == "0,841" and fn("26.2%") == f"26,2{NNBSP}%"
+    assert fn("3.24e14") == "3,24e14" and fn("-5") == "-5" and fn("within noise") is None and fn("3.2.1") is None
+    assert translations.english_numbers("section 3.2.1 and 14,672 pairs, 0.5") == ["0.5", "14672", "3.2.1"]
+    assert translations.english_number_options("about 40K sentences, SmolLM2-135M") == [{"135"}, {"40", "40000"}]
+    assert translations.french_numbers(f"section 3.2.1 et 14{NNBSP}672 paires, 0,5") == ["0.5", "14672", "3.2.1"]
+
+
+def test_the_checkers_speak_french_when_asked(capsys, monkeypatch):
+    from utils.exercises import check
+
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    wrong = torch.zeros(3)
+    assert not check("2.1", wrong)
+    english = capsys.readouterr().out
+    assert not check("2.1", wrong, lang="fr")
+    french = capsys.readouterr().out
+    assert english.startswith("Exercise 2.1: not yet.") and french.startswith("Exercice 2.1")
+    assert "Hint" in english and "Hint" not in french
+    monkeypatch.setenv("COURSE_LANG", "fr")
+    check("2.1", ...)
+    unanswered = capsys.readouterr().out
+    assert unanswered.startswith("Exercice 2.1") and "not answered" not in unanswered
+    with pytest.raises(ValueError, match="lang must be one of"):
+        check("2.1", wrong, lang="de")
+    # every line still fits the notebooks' 76 columns
+    assert max(len(line) for line in (french + unanswered).splitlines()) <= 76
+    assert os.environ["COURSE_LANG"] == "fr"
