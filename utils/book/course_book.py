@@ -236,11 +236,10 @@ def translate_rendered(app, doctree, docname):
     lang = app.config.language or "en"
     if lang == "en" or app.builder.format != "html":
         return
+    import translations
     from docutils import nodes
     from sphinx.util import logging
     from sphinx.util.i18n import docname_to_domain
-
-    import translations
 
     logger = logging.getLogger(__name__)
     glue = _glue_table(app)

@@ -119,8 +119,11 @@ def is_formula(msgid: str) -> bool:
 
 # ----------------------------------------------------------------------------- numbers
 
-_EN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d])|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
-_FR_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])|(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d])|(?<![\w.,])\d+(?:[.,]\d+)?(?![\d])")
+_SECTION_NUMBER = r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w])"
+_EN_NUMBER = re.compile(_SECTION_NUMBER + r"|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d])"
+                        r"|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
+_FR_NUMBER = re.compile(_SECTION_NUMBER + r"|(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d])"
+                        r"|(?<![\w.,])\d+(?:[.,]\d+)?(?![\d])")
 
 
 _SUFFIXED = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)([KM])(?![\w])")
@@ -177,7 +180,7 @@ def _link_text_typography(span: str) -> str:
     m = re.fullmatch(r"\{(doc|ref|numref|term)\}`([^`<]*?)(\s*<[^<>]+>)`", span)
     if not m:
         return span
-    return "{%s}`%s%s`" % (m.group(1), french_typography(m.group(2)), m.group(3))
+    return f"{{{m.group(1)}}}`{french_typography(m.group(2))}{m.group(3)}`"
 
 
 def french_typography(text: str) -> str:
@@ -385,9 +388,9 @@ def glue_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
                     key = o.get("metadata", {}).get("scrapbook", {}).get("name")
                     text = ast.literal_eval("".join(value)) if isinstance(value, list) else ast.literal_eval(value)
                     text = str(text)
-                    if key in used and french_number(text) is None and re.search(r"[A-Za-z]{2,}", text):
-                        if (name, text) not in out:
-                            out.append((name, text))
+                    words = french_number(text) is None and re.search(r"[A-Za-z]{2,}", text)
+                    if key in used and words and (name, text) not in out:
+                        out.append((name, text))
     return out
 
 
