@@ -5,6 +5,7 @@
     python utils/book/translations.py export PO [OUT] # the messages of one catalogue still to translate, as text
     python utils/book/translations.py import PO IN    # put a translated export back into the catalogue
     python utils/book/translations.py check [PO ...]  # the rules below, for every catalogue (or the ones named)
+    python utils/book/translations.py pairs PO        # English and French side by side, for a reviewer
 
 **Where the text comes from.** Sphinx's gettext builder reads the executed notebooks of
 the instructor edition (a superset of the student one) and writes one template per page
@@ -26,7 +27,7 @@ as a draft), a removed one is dropped.
   ``{ref}`` link may be translated, its target may not; a formula block is copied as is;
 * every number of the English is in the translation (``0.841`` may be ``0,841``; ``14,672``
   may be ``14 672``);
-* French typography outside code and math: « » quotes (no ``"``), a no-break space
+* French typography outside code and math: the apostrophe ’, « » quotes (no ``"``), a no-break space
   (U+00A0) before ``:`` and inside « », a narrow one (U+202F) before ``;``, ``?``, ``!``
   and ``%``. ``import`` puts these spaces in for the translator (``french_typography``).
 """
@@ -189,6 +190,8 @@ def french_typography(text: str) -> str:
     ``!`` and ``%`` and between the thousands of a number (``14 672``). Idempotent."""
     spans, _, s = _protect(text)
     spans = [_link_text_typography(span) for span in spans]
+    # the typographic apostrophe: Sphinx's smart quotes would turn l'*entropie* into l”entropie
+    s = re.sub(r"(?<=[^\W\d_])'(?=[^\W\d]|[*_])", "\u2019", s)
     s = re.sub(r'"([^"\n]*)"', "«\\1»", s)
     s = re.sub("«[ \u00a0\u202f]*", "«" + NBSP, s)
     s = re.sub("[ \u00a0\u202f]*»", NBSP + "»", s)
@@ -246,6 +249,8 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
     s = "\x00".join([fr_masked, *link_texts])
     if re.search(r'["“”]', s):
         out.append('quotes must be « » (found " or “ ”)')
+    if re.search(r"(?<=[^\W\d_])'(?=[^\W\d]|[*_])", s):
+        out.append("apostrophe must be ’ (l’article), not '")
     if re.search(r"«(?!\u00a0)|(?<!\u00a0)»", s):
         out.append("« » need a no-break space (U+00A0) inside")
     for m in re.finditer(r"(?<!\d):(?!\d)", s):
@@ -505,6 +510,11 @@ def main(argv: list[str]) -> int:
         left = import_(pathlib.Path(args[0]), pathlib.Path(args[1]).read_text(encoding="utf-8"))
         print("\n".join(left) or "no problem left")
         return 1 if left else 0
+    elif cmd == "pairs":
+        for n, m in enumerate(entries(read_catalog(pathlib.Path(args[0])))):
+            print(f"### {n} {_key(m)}" + (f" context={m.context}" if m.context else ""))
+            print("EN: " + m.id)
+            print("FR: " + m.string)
     elif cmd == "check":
         paths = [pathlib.Path(a) for a in args] or catalogs()
         left = [p for path in paths for p in check_catalog(path)]
