@@ -35,6 +35,9 @@ from test_student_edition import IDS, TEXT_SUFFIXES, answer_forms, found
 _spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
 translations = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(translations)
+_spec = importlib.util.spec_from_file_location("course_book_ext", ROOT / "utils" / "book" / "course_book.py")
+course_book = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(course_book)
 
 PAGES = list(toc_files())
 STUDENT_PAGES = [n for n in PAGES if not n.startswith("solutions/") and n != "chapters/instructors"]
@@ -149,6 +152,23 @@ def test_french_figures_pass_the_accessibility_rules_with_french_alt_text(built_
     fr_alts = [i.get("alt") for i in fr.select("article img")]
     same = [a for a, b in zip(en_alts, fr_alts) if a == b]
     assert not same, f"{name}: alt text not translated: {[a[:60] for a in same]}"
+
+
+def test_the_interface_and_the_table_of_contents_are_in_french(french):
+    """The theme's strings that its French catalogue lacks, myst-nb's cell toggle, the author,
+    the parts of the table of contents, and the interactive figures' captions."""
+    english = [*course_book.FRENCH_INTERFACE, "Show code cell", "Hide code cell", "The course authors",
+               ">The course<", ">A real task<", ">The paper&#39;s task<", ">The paper's task<", ">For instructors<"]
+    left = []
+    for root, names in ((FR_HTML, PAGES), (FR_STUDENT_HTML, STUDENT_PAGES)):
+        for name in names:
+            text = (root / f"{name}.html").read_text(encoding="utf-8")
+            left += [f"{root.parent.parent.name}/{name}: {e}" for e in english if e in text]
+    assert not left, "English interface left on French pages:\n  " + "\n  ".join(left[:20])
+    for name in PAGES:
+        en_caps = [c.get_text() for c in soup(HTML, name).select("figure.aiayn-fig figcaption")]
+        fr_caps = [c.get_text() for c in soup(FR_HTML, name).select("figure.aiayn-fig figcaption")]
+        assert len(en_caps) == len(fr_caps) and not set(en_caps) & set(fr_caps), (name, fr_caps)
 
 
 @pytest.mark.parametrize("name", notebook_pages())

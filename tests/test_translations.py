@@ -67,7 +67,7 @@ def test_the_rules_catch_bad_translations():
     en = ("The model has {glue:text}`n_params` parameters, $d_{model} = 512$; see "
           "{doc}`the training chapter <10_training>` and `train_step` (section 5.3): 14,672 pairs, 0.841.")
     good = (f"Le modèle a {{glue:text}}`n_params` paramètres, $d_{{model}} = 512${NNBSP}; voir "
-            f"{{doc}}`le chapitre sur l'entraînement <10_training>` et `train_step` (section 5.3){NBSP}: "
+            f"{{doc}}`le chapitre sur l’entraînement <10_training>` et `train_step` (section 5.3){NBSP}: "
             f"14{NNBSP}672 paires, 0,841.")
     assert problems(en, good) == []
     bad = {
@@ -88,8 +88,9 @@ def test_the_rules_catch_bad_translations():
     assert problems("Carnegie Mellon", "Carnegie Mellon") == []
     formula = "\nQ = K = V\n"
     assert problems(formula, formula) == [] and problems(formula, "\nQ = K\n")
+    assert any("apostrophe" in f for f in problems("The model", "l'*entropie* du modèle"))
     assert any("numbered list" in f for f in problems("2. Scaled attention", "2. L'attention"))
-    assert problems("2. Scaled attention", "2\\. L'attention") == []
+    assert problems("2. Scaled attention", "2\\. L’attention") == []
 
 
 def test_french_typography_and_numbers():
@@ -104,6 +105,28 @@ def test_french_typography_and_numbers():
     assert translations.english_numbers("section 3.2.1 and 14,672 pairs, 0.5") == ["0.5", "14672", "3.2.1"]
     assert translations.english_number_options("about 40K sentences, SmolLM2-135M") == [{"135"}, {"40", "40000"}]
     assert translations.french_numbers(f"section 3.2.1 et 14{NNBSP}672 paires, 0,5") == ["0.5", "14672", "3.2.1"]
+    assert translations.french_glued("[2.0093, 1.3302]") == f"[2,0093{NNBSP}; 1,3302]"
+    assert translations.french_glued("within noise") is None and translations.french_glued("[a, 1]") is None
+    assert ft("l'*entropie* d'un `a'b`") == "l\u2019*entropie* d\u2019un `a'b`"
+
+
+def test_interactive_figures_are_translated_from_their_catalogue():
+    html = ("<figure class='aiayn-fig' id='f' aria-describedby='f-desc'><fieldset><legend>Head</legend>"
+            "<button data-head='0'>head 1</button><button data-word='1'>cat</button></fieldset>"
+            "<label for='f-d'>dimension d: <output>2</output></label>"
+            "<div role='img' aria-label='Heat map of the weights'></div>"
+            "<figcaption>Why divide.</figcaption><p id='f-desc'>Default state: 0.5.</p>"
+            "<script>var t = 'Head';</script></figure>")
+    table = {"Head": "Tête", "head 1": "tête 1", "dimension d:": "dimension d :",
+             "Heat map of the weights": "Carte de chaleur des poids", "Why divide.": "Pourquoi diviser.",
+             "Default state: 0.5.": "État initial : 0,5."}
+    out, missing = translations.translate_figures(html, table)
+    assert missing == []
+    for french in table.values():
+        assert french in out
+    assert ">cat</button>" in out and "var t = 'Head';" in out  # data and scripts untouched
+    _, missing = translations.translate_figures(html, {})
+    assert sorted(missing) == sorted(table)
 
 
 def test_the_checkers_speak_french_when_asked(capsys, monkeypatch):
@@ -121,7 +144,7 @@ def test_the_checkers_speak_french_when_asked(capsys, monkeypatch):
     check("2.1", ...)
     unanswered = capsys.readouterr().out
     assert unanswered.startswith("Exercice 2.1") and "not answered" not in unanswered
-    with pytest.raises(ValueError, match="lang must be one of"):
+    with pytest.raises(ValueError, match="lang must name one of the languages"):
         check("2.1", wrong, lang="de")
     # every line still fits the notebooks' 76 columns
     assert max(len(line) for line in (french + unanswered).splitlines()) <= 76

@@ -218,7 +218,38 @@ def add_language_link(app, pagename, templatename, context, doctree):
                      f"{_LINK_TEXT[other]}</a>")
         context["metatags"] = context.get("metatags", "") + (
             f'\n<link rel="alternate" hreflang="{other}" href="{href}" />')
-    context["body"] = f'<p class="course-language">{" ".join(links)}</p>\n' + context["body"]
+    body = f'<p class="course-language">{" ".join(links)}</p>\n' + context["body"]
+    if lang == "fr":  # sphinx-exercise's French: "Solution de Exercice 2.1"
+        body = re.sub(r"Solution de(<a [^>]*>) ?Exercice ", "Solution de l’\\1exercice ", body)
+    context["body"] = body
+
+
+#: The theme's interface strings that its French catalogue lacks, as they appear in the HTML.
+FRENCH_INTERFACE = {
+    'placeholder="Search this book..."': 'placeholder="Rechercher dans ce livre…"',
+    'aria-label="Search this book..."': 'aria-label="Rechercher dans ce livre…"',
+    "Toggle primary sidebar": "Afficher ou masquer la navigation",
+    "Toggle secondary sidebar": "Afficher ou masquer le sommaire de la page",
+    "Launch interactive content": "Ouvrir dans un environnement interactif",
+    "Launch on Colab": "Ouvrir dans Colab",
+    "Launch on Kaggle": "Ouvrir dans Kaggle",
+    "Toggle hidden content": "Afficher ou masquer le contenu",
+    'alt="Colab logo"': 'alt="logo de Colab"',
+    'aria-label="Main"': 'aria-label="Principal"',
+}
+
+
+def french_interface(app, exception):
+    """French edition: the theme's remaining English interface strings, in French."""
+    if exception is not None or (app.config.language or "en") != "fr" or app.builder.format != "html":
+        return
+    for path in pathlib.Path(app.outdir).rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        new = text
+        for english, french in FRENCH_INTERFACE.items():
+            new = new.replace(english, french)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
 
 
 def _catalog(app, domain: str):
@@ -248,7 +279,7 @@ def translate_rendered(app, doctree, docname):
         if "pasted-text" not in node.get("classes", []):
             continue
         text = node.astext()
-        french = translations.french_number(text)
+        french = translations.french_glued(text)
         if french is None and re.search(r"[A-Za-z]{2,}", text):
             french = glue.get((docname, text))
             if french is None:
@@ -258,12 +289,39 @@ def translate_rendered(app, doctree, docname):
                 continue
         if french is not None and french != text:
             node.children = [nodes.Text(french)]
+    figures = _domain_table(app, "figures")
+    for node in list(doctree.findall(nodes.raw)):
+        if "html" not in node.get("format", "") or "aiayn-fig" not in node.astext():
+            continue
+        html_text, missing = translations.translate_figures(node.astext(), figures.get(docname, {}))
+        for text in missing:
+            logger.warning(f"the interactive figure's text {text[:60]!r} has no {lang} translation in "
+                           f"locales/{lang}/LC_MESSAGES/figures.po (run bash .ci/translations update)",
+                           location=docname)
+        node.replace_self(nodes.raw("", html_text, format=node["format"]))
     # Most alt texts are translated by Sphinx already; one myst-nb adds later is looked up here
     # (tests/test_french_edition.py checks that no English alt text is left).
     for node in doctree.findall(nodes.image):
         alt = node.get("alt")
         if alt and page is not None:
             node["alt"] = page.gettext(alt)
+
+
+def _domain_table(app, domain: str) -> dict:
+    """{page: {English: translation}} of one of the catalogues ``translations.py`` makes
+    beside the pages' own (``figures.po``), without its fuzzy or empty messages."""
+    cache = app.__dict__.setdefault("_course_tables", {})
+    if domain not in cache:
+        import translations
+
+        table: dict = {}
+        path = pathlib.Path(app.srcdir) / app.config.locale_dirs[0] / app.config.language / "LC_MESSAGES" / f"{domain}.po"
+        if path.is_file():
+            for m in translations.entries(translations.read_catalog(path)):
+                if m.string and not m.fuzzy:
+                    table.setdefault(m.context, {})[m.id] = m.string
+        cache[domain] = table
+    return cache[domain]
 
 
 def _glue_table(app) -> dict:
@@ -329,6 +387,7 @@ def setup(app):
     # The theme fills the launch menu at priority 501; add Kaggle after it.
     app.connect("html-page-context", add_kaggle_button, priority=502)
     app.connect("build-finished", strip_published_sources)
+    app.connect("build-finished", french_interface)
     app.connect("doctree-read", drop_instructor_only)
     app.connect("html-page-context", add_language_link)
     app.connect("doctree-resolved", translate_rendered)

@@ -51,6 +51,11 @@ LANGUAGES = ("fr",)
 GLUE_DOMAIN = "glue"
 #: The answer checkers' feedback (``utils/exercises``: ``check(..., lang="fr")``).
 CHECKERS_DOMAIN = "checkers"
+#: The texts of the interactive figures (``utils/figures``) that a reader or a screen reader
+#: meets before touching them: caption, description, alt texts (aria-label), control labels.
+FIGURES_DOMAIN = "figures"
+#: Buttons whose text is interface (a head, a layer, next/previous), not data (a word, a token).
+_UI_BUTTONS = ("data-head", "data-layer", "data-part")
 NBSP, NNBSP = "\u00a0", "\u202f"
 
 # ----------------------------------------------------------------------------- spans
@@ -172,6 +177,20 @@ def french_number(text: str) -> str | None:
     sign, whole, frac, exp, pct = m.groups()
     out = sign + whole.replace(",", NNBSP) + ("," + frac if frac else "") + (exp or "")
     return out + (NNBSP + "%" if pct else "")
+
+
+def french_glued(text: str) -> str | None:
+    """A glued value written the French way if it is a number or a bracketed list of numbers
+    (``[2.0093, 1.3302]`` -> ``[2,0093 ; 1,3302]``), else None (words: see ``glue.po``)."""
+    single = french_number(text)
+    if single is not None:
+        return single
+    m = re.fullmatch(r"\[([^\[\]]*)\]", text.strip())
+    if m:
+        items = [french_number(x) for x in m.group(1).split(",")]
+        if items and all(items):
+            return "[" + (NNBSP + "; ").join(items) + "]"
+    return None
 
 
 # ----------------------------------------------------------------------------- typography
@@ -394,9 +413,96 @@ def glue_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
                     text = ast.literal_eval("".join(value)) if isinstance(value, list) else ast.literal_eval(value)
                     text = str(text)
                     words = french_number(text) is None and re.search(r"[A-Za-z]{2,}", text)
+                    words = words and french_glued(text) is None
                     if key in used and words and (name, text) not in out:
                         out.append((name, text))
     return out
+
+
+def figure_texts(soup) -> list[tuple]:
+    """The translatable texts of every interactive figure (``figure.aiayn-fig``) of a parsed
+    HTML output: (node, attribute or None, text). The node is an element whose whole text
+    it is, or with an attribute the element that carries it, or with ``"string"`` a text
+    node of a label (beside its inputs and outputs)."""
+    import bs4
+
+    out = []
+    for fig in soup.select("figure.aiayn-fig"):
+        desc = fig.get("aria-describedby")
+        plain = [fig.find("figcaption"), fig.find(id=desc) if desc else None, *fig.find_all("legend"),
+                 *[b for b in fig.find_all("button") if any(a in b.attrs for a in _UI_BUTTONS)]]
+        for el in plain:
+            if el is not None and el.find(True) is None and re.search(r"[A-Za-z]{2,}", el.get_text()):
+                out.append((el, None, el.get_text()))
+        for el in fig.find_all(attrs={"aria-label": True}):
+            out.append((el, "aria-label", el["aria-label"]))
+        for label in fig.find_all("label"):
+            for child in label.children:
+                if isinstance(child, bs4.NavigableString) and re.search(r"[A-Za-z]{2,}", child):
+                    out.append((child, "string", child.strip()))
+    return out
+
+
+def translate_figures(html_text: str, table: dict[str, str]) -> tuple[str, list[str]]:
+    """(``html_text`` with its interactive figures' texts replaced from ``table``
+    {English: translation}, the English texts that ``table`` lacks)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html_text, "html.parser")
+    missing = []
+    for node, attr, text in figure_texts(soup):
+        if text not in table:
+            missing.append(text)
+        elif attr is None:
+            node.string = table[text]
+        elif attr == "string":
+            lead, trail = node[:len(node) - len(node.lstrip())], node[len(node.rstrip()):]
+            node.replace_with(lead + table[text] + trail)
+        else:
+            node[attr] = table[text]
+    return str(soup), missing
+
+
+def figure_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
+    """(page, text) of every translatable text of the interactive figures of the toc pages."""
+    from bs4 import BeautifulSoup
+
+    out = []
+    for name, nb in _toc_notebooks(root):
+        for cell in nb["cells"]:
+            for o in cell.get("outputs", []):
+                html_text = "".join(o.get("data", {}).get("text/html", ""))
+                if "aiayn-fig" not in html_text:
+                    continue
+                for _, _, text in figure_texts(BeautifulSoup(html_text, "html.parser")):
+                    if (name, text) not in out:
+                        out.append((name, text))
+    return out
+
+
+def _toc_notebooks(root: pathlib.Path):
+    sys.path.insert(0, str(root / "tests"))
+    try:
+        from notebooks import toc_files
+    finally:
+        sys.path.pop(0)
+    for name in toc_files():
+        path = root / f"{name}.ipynb"
+        if path.is_file():
+            yield name, json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_figures_template(pot_dir: pathlib.Path) -> pathlib.Path:
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    cat = Catalog(project="interactive figures", charset="utf-8")
+    for page, text in figure_messages():
+        cat.add(text, context=page)
+    path = pot_dir / f"{FIGURES_DOMAIN}.pot"
+    with open(path, "wb") as f:
+        write_po(f, cat, width=0, omit_header=False)
+    return path
 
 
 def write_glue_template(pot_dir: pathlib.Path) -> pathlib.Path:
@@ -444,6 +550,7 @@ def extract(pot_dir: pathlib.Path) -> pathlib.Path:
     out = pot_dir / "_build" / "gettext"
     write_glue_template(out)
     write_checkers_template(out)
+    write_figures_template(out)
     return out
 
 

@@ -206,9 +206,11 @@ def mistake(id: str, message: str):
 
 def _a(word: str) -> str:
     """'an int', 'a float': the indefinite article for ``word``."""
+    english = f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
     if _LANG.get() != "en":
-        return _t("a {name}").format(name=word)
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+        named = _t(english)  # "an int" -> "un entier (int)" where the catalogue has it
+        return named if named != english else _t("a {name}").format(name=word)
+    return english
 
 
 def _describe(x, value: bool = True) -> str:
@@ -441,22 +443,35 @@ def check(id: str, answer, lang: str | None = None) -> Verdict:
     Raises:
         KeyError: no exercise has that id (the message lists the known ids).
         TypeError: ``id`` is not a string such as "2.1".
-        ValueError: ``lang`` (or ``COURSE_LANG``) is not one of ``LANGUAGES``.
+        ValueError: ``lang`` (or ``COURSE_LANG``) names no language of ``LANGUAGES``.
     """
     if not isinstance(id, str):
         raise TypeError(f"the exercise id must be a string such as \"2.1\", got {_describe(id)}")
-    lang = lang if lang is not None else (os.environ.get("COURSE_LANG") or "en")
-    if lang not in LANGUAGES:
-        raise ValueError(f"lang must be one of {LANGUAGES} (or COURSE_LANG unset), got {lang!r}")
+    lang = language(lang)
     _load_all()
-    if id not in EXERCISES:
-        raise KeyError(f"no exercise {id!r}; known exercises: "
-                       f"{sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split('.')))}")
     token = _LANG.set(lang)
     try:
+        if id not in EXERCISES:
+            raise KeyError(_t("no exercise {id}; known exercises: {ids}").format(
+                id=repr(id), ids=sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split(".")))))
         return _check(EXERCISES[id], answer)
     finally:
         _LANG.reset(token)
+
+
+def language(lang: str | None = None) -> str:
+    """The feedback's language: ``lang``, else the environment variable ``COURSE_LANG``, else
+    English. Written as a locale is fine: ``FR``, ``fr_FR.UTF-8`` and ``fr-CA`` all mean French.
+
+    Raises:
+        ValueError: the language is not one of ``LANGUAGES``.
+    """
+    raw = lang if lang is not None else (os.environ.get("COURSE_LANG") or "en")
+    code = re.split(r"[_.@-]", str(raw).strip().lower(), maxsplit=1)[0]
+    if code not in LANGUAGES:
+        source = "lang" if lang is not None else "COURSE_LANG"
+        raise ValueError(f"{source} must name one of the languages {LANGUAGES}, got {raw!r}")
+    return code
 
 
 def _check(ex: Exercise, answer) -> Verdict:
@@ -475,7 +490,11 @@ def _check(ex: Exercise, answer) -> Verdict:
         return Verdict(True)
     named = any(_t(m.message, f"exercise {id}") in msg for m in ex.mistakes)  # a named mistake says enough
     hint = _t(" Hint: {hint}").format(hint=_t(ex.hint, f"exercise {id}")) if ex.hint and not named else ""
-    _say(_t("Exercise {id}: not yet. {message}.{hint}").format(id=id, message=msg[0].upper() + msg[1:], hint=hint))
+    # "Answer has shape ..." in English; in French the message may start with the variable's
+    # own name, answer, which keeps its lower case.
+    if _LANG.get() == "en" or not msg.startswith("answer"):
+        msg = msg[0].upper() + msg[1:]
+    _say(_t("Exercise {id}: not yet. {message}.{hint}").format(id=id, message=msg, hint=hint))
     return Verdict(False)
 
 
@@ -496,6 +515,9 @@ GENERIC_MESSAGES = [
     "to {n} decimal", "to {n} decimals", "within {atol}", "is not right {precision}", "is not right",
     ", {precision}", "Exercise {id}: not answered yet. {prompt} Expected {expected}{precision}.",
     "Exercise {id}: correct.", " Hint: {hint}", "Exercise {id}: not yet. {message}.{hint}",
+    "no exercise {id}; known exercises: {ids}",
+    # type names, as _a() says them
+    "an int", "a float", "a str", "a list", "a tuple", "a dict", "a bool", "a NoneType", "a set", "a complex",
 ]
 
 
