@@ -23,8 +23,10 @@ It does what the book theme does not:
   English and a French edition from the same notebooks), and in the French edition
   writes glued numbers the French way (``0,841``, ``14 672``) and looks up glued words in
   ``locales/fr/LC_MESSAGES/glue.po`` (a glued value missing there is a build warning,
-  so ``-W`` fails), and translates the alt texts of figures, which myst-nb renders after
-  Sphinx's own translation pass.
+  so ``-W`` fails), translates the alt texts of figures, which myst-nb renders after
+  Sphinx's own translation pass, and the interactive figures' captions, descriptions,
+  alt texts and control labels from ``figures.po``; writes the theme's remaining English
+  interface strings in French (``FRENCH_INTERFACE``).
 
 This is build plumbing, not course content: it is not part of the ``utils`` package
 the chapters import.
