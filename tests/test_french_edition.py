@@ -30,7 +30,7 @@ from bookbuild import FR_HTML, FR_STUDENT_HTML, HTML, STUDENT_HTML, expected_lin
 from bs4 import BeautifulSoup
 from notebooks import ROOT, toc_files
 from test_links import launch_links
-from test_student_edition import IDS, TEXT_SUFFIXES, answer_forms, found
+from test_student_edition import IDS, answer_forms, found, text_files
 
 _spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
 translations = importlib.util.module_from_spec(_spec)
@@ -189,11 +189,7 @@ def french_forms(form: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def french_student_files(french):
-    files = {}
-    for path in sorted(FR_STUDENT_HTML.rglob("*")):
-        if path.is_file() and path.suffix in TEXT_SUFFIXES and "_static" not in path.parts:
-            files[str(path.relative_to(FR_STUDENT_HTML))] = path.read_text(encoding="utf-8", errors="replace")
-    return files
+    return text_files(FR_STUDENT_HTML)
 
 
 def test_the_french_student_edition_holds_no_answer(french_student_files):

@@ -68,15 +68,20 @@ def found(form: str, text: str) -> bool:
     return re.search(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)", text) is not None
 
 
+def text_files(root) -> dict[str, str]:
+    """{path relative to ``root``: text} of every text file of a built edition but its _static."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in TEXT_SUFFIXES and "_static" not in path.parts:
+            files[str(path.relative_to(root))] = path.read_text(encoding="utf-8", errors="replace")
+    return files
+
+
 @pytest.fixture(scope="module")
 def student_files(student_book):
     code, log = student_book
     assert code == 0, log[-3000:]
-    files = {}
-    for path in sorted(STUDENT_HTML.rglob("*")):
-        if path.is_file() and path.suffix in TEXT_SUFFIXES and "_static" not in path.parts:
-            files[str(path.relative_to(STUDENT_HTML))] = path.read_text(encoding="utf-8", errors="replace")
-    return files
+    return text_files(STUDENT_HTML)
 
 
 def test_the_student_edition_holds_no_answer(student_files):

@@ -275,7 +275,7 @@ def translate_rendered(app, doctree, docname):
     from sphinx.util.i18n import docname_to_domain
 
     logger = logging.getLogger(__name__)
-    glue = _glue_table(app)
+    glue = _domain_table(app, "glue").get(docname, {})
     page = _catalog(app, docname_to_domain(docname, app.config.gettext_compact))
     for node in list(doctree.findall(nodes.inline)):
         if "pasted-text" not in node.get("classes", []):
@@ -283,7 +283,7 @@ def translate_rendered(app, doctree, docname):
         text = node.astext()
         french = translations.french_glued(text)
         if french is None and re.search(r"[A-Za-z]{2,}", text):
-            french = glue.get((docname, text))
+            french = glue.get(text)
             if french is None:
                 logger.warning(f"the glued text {text!r} has no {lang} translation in "
                                f"locales/{lang}/LC_MESSAGES/glue.po (run bash .ci/translations update)",
@@ -311,7 +311,7 @@ def translate_rendered(app, doctree, docname):
 
 def _domain_table(app, domain: str) -> dict:
     """{page: {English: translation}} of one of the catalogues ``translations.py`` makes
-    beside the pages' own (``figures.po``), without its fuzzy or empty messages."""
+    beside the pages' own (``glue.po``, ``figures.po``), without its fuzzy or empty messages."""
     cache = app.__dict__.setdefault("_course_tables", {})
     if domain not in cache:
         import translations
@@ -324,21 +324,6 @@ def _domain_table(app, domain: str) -> dict:
                     table.setdefault(m.context, {})[m.id] = m.string
         cache[domain] = table
     return cache[domain]
-
-
-def _glue_table(app) -> dict:
-    table = getattr(app, "_course_glue", None)
-    if table is None:
-        table = {}
-        path = pathlib.Path(app.srcdir) / app.config.locale_dirs[0] / app.config.language / "LC_MESSAGES" / "glue.po"
-        if path.is_file():
-            import translations
-
-            for m in translations.entries(translations.read_catalog(path)):
-                if m.string and not m.fuzzy:
-                    table[(m.context, m.id)] = m.string
-        app._course_glue = table
-    return table
 
 
 #: docname -> the notebook renderer of the page being read (see ``glue_in_translations``).

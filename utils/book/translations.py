@@ -390,18 +390,10 @@ def import_(path: pathlib.Path, text: str) -> list[str]:
 
 def glue_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
     """(page, value) of every glued value that the prose of a toc page shows with
-    ``{glue:text}`` and that holds words (numbers are written the French way by rule)."""
-    sys.path.insert(0, str(root / "tests"))
-    try:
-        from notebooks import toc_files
-    finally:
-        sys.path.pop(0)
+    ``{glue:text}`` and that holds words (numbers and lists of numbers are written the
+    French way by rule, ``french_glued``)."""
     out = []
-    for name in toc_files():
-        nb_path = root / f"{name}.ipynb"
-        if not nb_path.is_file():
-            continue
-        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    for name, nb in _toc_notebooks(root):
         prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
         used = {k.split(":")[0] for k in re.findall(r"\{glue:text\}`([^`]+)`", prose)}
         for cell in nb["cells"]:
@@ -410,10 +402,8 @@ def glue_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
                     if not mime.startswith("application/papermill.record/text/plain"):
                         continue
                     key = o.get("metadata", {}).get("scrapbook", {}).get("name")
-                    text = ast.literal_eval("".join(value)) if isinstance(value, list) else ast.literal_eval(value)
-                    text = str(text)
-                    words = french_number(text) is None and re.search(r"[A-Za-z]{2,}", text)
-                    words = words and french_glued(text) is None
+                    text = str(ast.literal_eval("".join(value) if isinstance(value, list) else value))
+                    words = french_glued(text) is None and re.search(r"[A-Za-z]{2,}", text)
                     if key in used and words and (name, text) not in out:
                         out.append((name, text))
     return out
@@ -492,55 +482,41 @@ def _toc_notebooks(root: pathlib.Path):
             yield name, json.loads(path.read_text(encoding="utf-8"))
 
 
-def write_figures_template(pot_dir: pathlib.Path) -> pathlib.Path:
-    from babel.messages.catalog import Catalog
-    from babel.messages.pofile import write_po
-
-    cat = Catalog(project="interactive figures", charset="utf-8")
-    for page, text in figure_messages():
-        cat.add(text, context=page)
-    path = pot_dir / f"{FIGURES_DOMAIN}.pot"
-    with open(path, "wb") as f:
-        write_po(f, cat, width=0, omit_header=False)
-    return path
-
-
-def write_glue_template(pot_dir: pathlib.Path) -> pathlib.Path:
-    from babel.messages.catalog import Catalog
-    from babel.messages.pofile import write_po
-
-    cat = Catalog(project="glued values", charset="utf-8")
-    for page, text in glue_messages():
-        cat.add(text, context=page)
-    path = pot_dir / f"{GLUE_DOMAIN}.pot"
-    with open(path, "wb") as f:
-        write_po(f, cat, width=0, omit_header=False)
-    return path
-
-
-def write_checkers_template(pot_dir: pathlib.Path) -> pathlib.Path:
-    """``checkers.pot``: every sentence the answer checkers can print, with its context
-    (``checker`` for the feedback's templates, ``exercise N.k`` for an exercise's own)."""
-    from babel.messages.catalog import Catalog
-    from babel.messages.pofile import write_po
-
+def checker_messages() -> list[tuple[str, str]]:
+    """(context, sentence) of everything the answer checkers can print (``checker`` for the
+    feedback's templates, ``exercise N.k`` for an exercise's own), from ``utils.exercises``."""
     sys.path.insert(0, str(ROOT))
     try:
         from utils.exercises import messages
     finally:
         sys.path.pop(0)
-    cat = Catalog(project="answer checkers", charset="utf-8")
+    return messages()
+
+
+#: The templates made here beside the pages' own: domain -> (project, its messages).
+EXTRA_TEMPLATES = {GLUE_DOMAIN: ("glued values", glue_messages),
+                   CHECKERS_DOMAIN: ("answer checkers", checker_messages),
+                   FIGURES_DOMAIN: ("interactive figures", figure_messages)}
+
+
+def write_template(pot_dir: pathlib.Path, domain: str) -> pathlib.Path:
+    """Write ``DOMAIN.pot`` of one of ``EXTRA_TEMPLATES`` under ``pot_dir``."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    project, messages = EXTRA_TEMPLATES[domain]
+    cat = Catalog(project=project, charset="utf-8")
     for context, text in messages():
         cat.add(text, context=context)
-    path = pot_dir / f"{CHECKERS_DOMAIN}.pot"
+    path = pot_dir / f"{domain}.pot"
     with open(path, "wb") as f:
         write_po(f, cat, width=0, omit_header=False)
     return path
 
 
 def extract(pot_dir: pathlib.Path) -> pathlib.Path:
-    """Write the templates (.pot) of every page, and ``glue.pot``, under ``pot_dir``;
-    return the folder that holds them."""
+    """Write the templates (.pot) of every page, and those of ``EXTRA_TEMPLATES``, under
+    ``pot_dir``; return the folder that holds them."""
     jb = os.path.join(os.path.dirname(sys.executable), "jupyter-book")
     proc = subprocess.run([jb, "build", str(ROOT), "--builder", "custom", "--custom-builder", "gettext",
                            "--path-output", str(pot_dir), "-W", "-n", "--keep-going"],
@@ -548,9 +524,8 @@ def extract(pot_dir: pathlib.Path) -> pathlib.Path:
     if proc.returncode:
         raise RuntimeError("the gettext build failed:\n" + (proc.stdout + proc.stderr)[-4000:])
     out = pot_dir / "_build" / "gettext"
-    write_glue_template(out)
-    write_checkers_template(out)
-    write_figures_template(out)
+    for domain in EXTRA_TEMPLATES:
+        write_template(out, domain)
     return out
 
 
