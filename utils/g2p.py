@@ -607,9 +607,27 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     return out / "g2p_avg.pt"
 
 
+def shipped_arch(directory=SHIPPED) -> str:
+    """The model ("transformer" or "recurrent") of the run shipped in ``directory``, from
+    the header of its ``log.jsonl`` ("transformer" when the folder has no log).
+
+    Raises:
+        ValueError: the log cannot be read, or names a model not in ``ARCHS``.
+    """
+    log = pathlib.Path(directory) / "log.jsonl"
+    if not log.is_file():
+        return "transformer"
+    arch = read_log(log)[0]["start"].get("arch", "transformer")
+    if arch not in ARCHS:
+        raise ValueError(f"{log} names the model {arch!r}; expected one of {sorted(ARCHS)}")
+    return arch
+
+
 def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
     """(model in eval mode, steps it averages) from the shipped weights; ``which`` is 'avg' or 'last'.
 
+    The model is the Transformer of ``new_model()`` or, for a recurrent run shipped by
+    ``ship(..., out=...)`` (its ``log.jsonl`` says so), ``new_recurrent_model()``.
     The weights are stored as float16 to keep the repository small and loaded as float32.
 
     Raises:
@@ -632,14 +650,15 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
             isinstance(saved["steps"], list) and saved["steps"] and all(is_int(s) for s in saved["steps"])):
         raise ValueError(f"{path} is not a shipped G2P model: 'state_dict' must map names to tensors and 'steps' "
                          f"be a non-empty list of ints, got {type(saved['state_dict']).__name__} and {saved['steps']!r:.60}")
-    model = new_model()
+    arch = shipped_arch(directory)
+    model = new_model() if arch == "transformer" else new_recurrent_model()
     state = {k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()}
     expected = model.state_dict()
     wrong = sorted(k for k in state.keys() & expected.keys() if state[k].shape != expected[k].shape)
     if state.keys() != expected.keys() or wrong:
         raise ValueError(f"{path} holds the weights of another model: missing {sorted(expected.keys() - state.keys())[:3]}, "
                          f"unexpected {sorted(state.keys() - expected.keys())[:3]}, other shapes {wrong[:3]} "
-                         f"(new_model() has {len(expected)} tensors, the file {len(state)})")
+                         f"(the {arch} model of {directory}/log.jsonl has {len(expected)} tensors, the file {len(state)})")
     model.load_state_dict(state)
     return model.eval(), saved["steps"]
 
