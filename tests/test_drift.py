@@ -17,7 +17,7 @@ from notebooks import ROOT, paired_markdown, read
 
 # The modules whose every public function and class is taught in a chapter.
 # (checks, env, plotting and exercises are course plumbing, not the model.)
-TAUGHT_MODULES = ["attention", "masks", "layers", "embeddings", "model", "training", "decoding"]
+TAUGHT_MODULES = ["attention", "masks", "layers", "embeddings", "model", "training", "decoding", "recurrent", "flops"]
 
 
 def taught_objects():

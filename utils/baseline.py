@@ -10,10 +10,10 @@ files that chapter 17 reads::
     .venv/bin/python -m utils.baseline evaluate --arch recurrent --seed 1
     .venv/bin/python -m utils.baseline timing
 
-``evaluate`` writes ``RUNS / "<arch>_seed<k>.json"``: the run's training FLOPs at each
+``evaluate`` (``measure``) writes ``RUNS / "<arch>_seed<k>.json"``: the run's training FLOPs at each
 logged step (its batch order replayed, each batch counted by ``utils.flops``' formulas)
 and the test split decoded as chapter 15 decodes it (beam 4, alpha 0.6, on the average
-of the last 5 checkpoints), with WER and PER. ``timing`` writes ``RUNS / "timing.json"``:
+of the last 5 checkpoints), with WER and PER. ``timing`` (``time_steps``) writes ``RUNS / "timing.json"``:
 seconds per training step of each model on one thread, measured on the same batches.
 """
 
@@ -64,7 +64,7 @@ def run_directory(arch: str, seed: int) -> pathlib.Path:
 
 
 def results_path(arch: str, seed: int) -> pathlib.Path:
-    """``RUNS / "<arch>_seed<k>.json"``, where ``evaluate`` writes a run's measurements."""
+    """``RUNS / "<arch>_seed<k>.json"``, where ``evaluate`` (``measure``) writes a run's measurements."""
     _check_run(arch, seed)
     return RUNS / f"{arch}_seed{seed}.json"
 
@@ -128,7 +128,7 @@ def logged_flops(arch: str, seed: int, records: list[dict]) -> list[int]:
     return out
 
 
-def evaluate(arch: str, seed: int, progress: bool = True) -> pathlib.Path:
+def measure(arch: str, seed: int, progress: bool = True) -> pathlib.Path:
     """Measure a shipped run into ``results_path(arch, seed)``; return that path.
 
     The file (JSON) holds the run's arch, seed, parameters, the steps its averaged
@@ -197,7 +197,7 @@ def finished_runs() -> list[tuple[str, int]]:
     return [(arch, seed) for arch in g2p.ARCHS for seed in SEEDS if results_path(arch, seed).is_file()]
 
 
-def timing(steps: int = 60, progress: bool = True) -> pathlib.Path:
+def time_steps(steps: int = 60, progress: bool = True) -> pathlib.Path:
     """Seconds per training step (forward, loss, backward, Adam) of each model, on one thread,
     into ``TIMING``; return its path.
 
@@ -264,9 +264,9 @@ def _main(argv=None):
     t.add_argument("--steps", type=int, default=60, help="batches to time (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.cmd == "evaluate":
-        print("wrote", evaluate(args.arch, args.seed))
+        print("wrote", measure(args.arch, args.seed))
     else:
-        print("wrote", timing(args.steps))
+        print("wrote", time_steps(args.steps))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,174 @@
+"""Answer checkers for chapter 17 (Table 2 in miniature: the Transformer against a recurrent model).
+
+Every expected answer, and the wrong answer each registered likely mistake gives, is
+computed with the course's own code when checked: ``utils.recurrent.additive_attention``
+for 17.1, the recurrent model under ``FlopCounterMode`` for 17.2 (so the answer is the
+counter's, which chapter 17 shows equal to ``recurrent_step_flops``' terms), and the
+committed test outputs of ``utils.baseline.load_results`` for 17.3.
+"""
+
+import functools
+
+import torch
+
+from . import mistake, register
+
+# ---------------------------------------------------------------- 17.1, additive attention by hand
+
+QUERY = [0.5, -1.0]
+KEYS = [[0.0, 1.0], [1.0, 0.0], [-1.0, -1.0]]
+V_A = [2.0, 1.0]
+VALUES = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+
+
+def _context(score=None, weigh=None) -> list[float]:
+    """The context for the exercise's numbers; ``score(q, k)`` and ``weigh(scores)`` replace
+    a step of the formula to compute a mistake."""
+    q, keys, v, values = (torch.tensor(x, dtype=torch.float64) for x in (QUERY, KEYS, V_A, VALUES))
+    if score is None and weigh is None:
+        from ..recurrent import additive_attention
+
+        layer = torch.nn.Linear(2, 1, bias=False).double()
+        with torch.no_grad():
+            layer.weight.copy_(v[None])
+        context, _ = additive_attention(q[None], keys[None], layer, values[None])
+        return [round(x, 10) for x in context[0].tolist()]
+    scores = torch.stack([score(q, k) if score else v @ torch.tanh(q + k) for k in keys])
+    weights = weigh(scores) if weigh else torch.softmax(scores, dim=0)
+    return [round(x, 10) for x in (weights @ values).tolist()]
+
+
+@register("17.1", prompt="Give the context vector c for the exercise's query, keys, v_a and annotations, as a "
+          "list of 2 floats, each to 4 decimals.", decimals=4,
+          hint="for each position j: e_j = v_a . tanh(query + key_j), coordinate by coordinate; then the "
+               "softmax of the three scores, and c = sum_j alpha_j h_j.")
+def _ex_17_1():
+    return _context()
+
+
+@mistake("17.1", "This context leaves out the tanh: the scores are v_a . tanh(query + key), not v_a . (query + key)")
+def _ex_17_1_no_tanh():
+    v = torch.tensor(V_A, dtype=torch.float64)
+    return _context(score=lambda q, k: v @ (q + k))
+
+
+@mistake("17.1", "This context uses dot-product scores (query . key); additive attention adds the query to the "
+         "key inside a tanh and scores with v_a")
+def _ex_17_1_dot_product():
+    return _context(score=lambda q, k: q @ k)
+
+
+@mistake("17.1", "This weighs the annotations by the raw scores; the weights are the softmax of the scores")
+def _ex_17_1_no_softmax():
+    return _context(weigh=lambda scores: scores)
+
+
+@mistake("17.1", "This takes the softmax of tanh(query + key) summed without v_a; each coordinate is "
+         "multiplied by its entry of v_a before the sum")
+def _ex_17_1_no_v():
+    return _context(score=lambda q, k: torch.tanh(q + k).sum())
+
+
+# ---------------------------------------------------------------- 17.2, FLOPs of the encoder
+
+LENGTHS = (3, 5)
+
+
+@functools.cache
+def _encoder_flops(lengths=LENGTHS, padded=False) -> int:
+    """FlopCounterMode's count of the recurrent encoder's forward pass on rows of ``lengths``
+    (padded to the longest); with ``padded``, every row as long as the longest."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ..recurrent import new_recurrent_model
+
+    model = new_recurrent_model().eval()
+    longest = max(lengths)
+    src = torch.zeros(len(lengths), longest, dtype=torch.long)
+    for i, n in enumerate(lengths):
+        src[i, : longest if padded else n] = 5  # any letter
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model.encode(src)
+    return counter.get_total_flops()
+
+
+@register("17.2", prompt="Give the FLOPs (an int) of the recurrent encoder's forward pass, both directions, on "
+          "two words of 3 and 5 tokens padded to 5, with G2P_RECURRENT's sizes, counting matrix products only.",
+          hint="each direction, at each real token, multiplies the embedding (d_embed values) and the state "
+               "(d_hidden values) by the matrices of the 3 gates; a product of (1, k) by (k, n) costs 2kn FLOPs.")
+def _ex_17_2():
+    return _encoder_flops()
+
+
+@mistake("17.2", "This counts the padded positions too; the encoder packs the batch, so the recurrences run "
+         "over the real tokens only")
+def _ex_17_2_padded():
+    return _encoder_flops(padded=True)
+
+
+@mistake("17.2", "This is one direction; the encoder runs a GRU in each direction")
+def _ex_17_2_one_direction():
+    return _encoder_flops() // 2
+
+
+@mistake("17.2", "This is a training step's share (forward and backward, 3 times the forward); the exercise "
+         "asks for the forward pass")
+def _ex_17_2_training():
+    return 3 * _encoder_flops()
+
+
+@mistake("17.2", "This counts one gate; the GRU's input and state each meet 3 matrices (reset, update and "
+         "candidate)")
+def _ex_17_2_one_gate():
+    return _encoder_flops() // 3
+
+
+# ---------------------------------------------------------------- 17.3, words both models get wrong
+
+@functools.cache
+def _wrong(arch: str) -> frozenset:
+    """The test words that seed 0 of ``arch`` gets wrong (beam search on the averaged weights)."""
+    from ..baseline import load_results
+    from ..g2p import _lexicon_once
+
+    test = _lexicon_once()["test"]
+    r = load_results(arch, 0)
+    return frozenset(w for w, out in zip(r["words"], r["outputs"]) if out not in test[w])
+
+
+@register("17.3", prompt="Give the number (an int) of test words that both seed-0 models, the Transformer and "
+          "the recurrent model, get wrong.",
+          hint="a word is wrong when its output equals none of its references; build the set of wrong words "
+               "of each model and count the words in both sets.")
+def _ex_17_3():
+    return len(_wrong("transformer") & _wrong("recurrent"))
+
+
+@mistake("17.3", "This counts the words that either model gets wrong; the exercise asks for the words both "
+         "get wrong")
+def _ex_17_3_either():
+    return len(_wrong("transformer") | _wrong("recurrent"))
+
+
+@mistake("17.3", "This counts the words only one of the two models gets wrong")
+def _ex_17_3_one():
+    return len(_wrong("transformer") ^ _wrong("recurrent"))
+
+
+@mistake("17.3", "This counts the Transformer's wrong words alone")
+def _ex_17_3_transformer():
+    return len(_wrong("transformer"))
+
+
+@mistake("17.3", "This counts the recurrent model's wrong words alone")
+def _ex_17_3_recurrent():
+    return len(_wrong("recurrent"))
+
+
+@mistake("17.3", "This counts the words where the two outputs differ; a word can be wrong in both with two "
+         "different outputs, or right in both")
+def _ex_17_3_differ():
+    from ..baseline import load_results
+
+    t, r = load_results("transformer", 0)["outputs"], load_results("recurrent", 0)["outputs"]
+    return sum(a != b for a, b in zip(t, r))
