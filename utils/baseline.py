@@ -249,7 +249,7 @@ def time_steps(steps: int = 60, progress: bool = True) -> pathlib.Path:
     TIMING.parent.mkdir(parents=True, exist_ok=True)
     TIMING.write_text(json.dumps(record, indent=1) + "\n")
     if progress:
-        print(f"seconds per step, one thread: " + ", ".join(f"{n} mean {record['mean'][n]:.3f} median "
+        print("seconds per step, one thread: " + ", ".join(f"{n} mean {record['mean'][n]:.3f} median "
                                                              f"{record['median'][n]:.3f}" for n in models))
     return TIMING
 
