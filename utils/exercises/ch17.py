@@ -136,33 +136,39 @@ def _wrong(arch: str) -> frozenset:
     return frozenset(w for w, out in zip(r["words"], r["outputs"]) if out not in test[w])
 
 
-@register("17.3", prompt="Give the number (an int) of test words that both seed-0 models, the Transformer and "
-          "the recurrent model, get wrong.",
+def _share(words) -> float:
+    from ..g2p import _lexicon_once
+
+    return len(words) / len(_lexicon_once()["test"])
+
+
+@register("17.3", prompt="Give the share (a float between 0 and 1) of the test words that both seed-0 models, "
+          "the Transformer and the recurrent model, get wrong, to 4 decimals.", decimals=4,
           hint="a word is wrong when its output equals none of its references; build the set of wrong words "
-               "of each model and count the words in both sets.")
+               "of each model, count the words in both sets and divide by the number of test words.")
 def _ex_17_3():
-    return len(_wrong("transformer") & _wrong("recurrent"))
+    return _share(_wrong("transformer") & _wrong("recurrent"))
 
 
-@mistake("17.3", "This counts the words that either model gets wrong; the exercise asks for the words both "
-         "get wrong")
+@mistake("17.3", "This is the share of the words that either model gets wrong; the exercise asks for the words "
+         "both get wrong")
 def _ex_17_3_either():
-    return len(_wrong("transformer") | _wrong("recurrent"))
+    return _share(_wrong("transformer") | _wrong("recurrent"))
 
 
-@mistake("17.3", "This counts the words only one of the two models gets wrong")
+@mistake("17.3", "This is the share of the words only one of the two models gets wrong")
 def _ex_17_3_one():
-    return len(_wrong("transformer") ^ _wrong("recurrent"))
+    return _share(_wrong("transformer") ^ _wrong("recurrent"))
 
 
-@mistake("17.3", "This counts the Transformer's wrong words alone")
+@mistake("17.3", "This is the Transformer's WER alone")
 def _ex_17_3_transformer():
-    return len(_wrong("transformer"))
+    return _share(_wrong("transformer"))
 
 
-@mistake("17.3", "This counts the recurrent model's wrong words alone")
+@mistake("17.3", "This is the recurrent model's WER alone")
 def _ex_17_3_recurrent():
-    return len(_wrong("recurrent"))
+    return _share(_wrong("recurrent"))
 
 
 @mistake("17.3", "This counts the words where the two outputs differ; a word can be wrong in both with two "
@@ -171,4 +177,14 @@ def _ex_17_3_differ():
     from ..baseline import load_results
 
     t, r = load_results("transformer", 0)["outputs"], load_results("recurrent", 0)["outputs"]
-    return sum(a != b for a, b in zip(t, r))
+    return sum(a != b for a, b in zip(t, r)) / len(t)
+
+
+@mistake("17.3", "This is a count of words; give a share between 0 and 1")
+def _ex_17_3_count():
+    return len(_wrong("transformer") & _wrong("recurrent"))
+
+
+@mistake("17.3", "This is a percentage; give a share between 0 and 1")
+def _ex_17_3_percent():
+    return 100 * _ex_17_3()
