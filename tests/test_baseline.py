@@ -124,6 +124,12 @@ def test_errors_name_the_remedy(tmp_path, monkeypatch):
         baseline.time_steps(steps=1, progress=False)
 
 
+def test_ship_never_replaces_chapter_15s_model_with_another_seed(tmp_path):
+    g2p.train_g2p(tmp_path / "work", steps=1, threads=1, progress=False, dev_eval=False, save_every=1, seed=1)
+    with pytest.raises(ValueError, match="holds a run of seed 1"):
+        g2p.ship(tmp_path / "work", keep_last=1)
+
+
 def test_load_shipped_builds_the_model_its_log_names(tmp_path):
     kw = dict(threads=1, progress=False, dev_eval=False, save_every=1, arch="recurrent")
     g2p.train_g2p(tmp_path / "work", steps=2, **kw)

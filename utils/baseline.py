@@ -197,7 +197,7 @@ def finished_runs() -> list[tuple[str, int]]:
     return [(arch, seed) for arch in g2p.ARCHS for seed in SEEDS if results_path(arch, seed).is_file()]
 
 
-def time_steps(steps: int = 60, progress: bool = True) -> pathlib.Path:
+def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
     """Seconds per training step (forward, loss, backward, Adam) of each model, on one thread,
     into ``TIMING``; return its path.
 
@@ -261,7 +261,7 @@ def _main(argv=None):
     e.add_argument("--arch", choices=g2p.ARCHS, required=True)
     e.add_argument("--seed", type=g2p._seed_arg, required=True)
     t = sub.add_parser("timing", help="seconds per training step of each model on one thread")
-    t.add_argument("--steps", type=int, default=60, help="batches to time (default: %(default)s)")
+    t.add_argument("--steps", type=int, default=80, help="batches to time (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.cmd == "evaluate":
         print("wrote", measure(args.arch, args.seed))

@@ -578,8 +578,8 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     Raises:
         ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5); a
             checkpoint to average cannot be read (the message names it); the run is
-            not the Transformer's (``arch="recurrent"``) and ``out`` is the course's
-            shipped folder, which holds the Transformer chapter 15 reads.
+            not the Transformer's (``arch="recurrent"``) or not of seed 0, and ``out`` is
+            the course's shipped folder, which holds the Transformer chapter 15 reads.
         FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints.
     """
     from .decoding import average_checkpoints
@@ -598,6 +598,10 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     if arch != "transformer" and out.resolve() == SHIPPED.resolve():
         raise ValueError(f"{workdir} holds a {arch} run; {SHIPPED} holds the Transformer that chapter 15 "
                          f"reads: ship it elsewhere (out=..., or --out on the command line)")
+    seed = header["start"]["recipe"].get("seed", G2P_TRAIN["seed"])
+    if seed != G2P_TRAIN["seed"] and out.resolve() == SHIPPED.resolve():
+        raise ValueError(f"{workdir} holds a run of seed {seed}; {SHIPPED} holds chapter 15's run of seed "
+                         f"{G2P_TRAIN['seed']}: ship it elsewhere (out=..., or --out on the command line)")
     states = [_load_weights(workdir / f"step{s}.pt") for s in last]
     out.mkdir(parents=True, exist_ok=True)
     half = lambda sd: {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}  # noqa: E731

@@ -183,7 +183,8 @@ class RecurrentSeq2Seq(nn.Module):
 
     Args:
         vocab_size: shared vocabulary size (69 for G2P).
-        d_embed: embedding width m, also the readout width (620 in the paper).
+        d_embed: embedding width m, also the readout width (the paper: m = 620 and a
+            readout of l = 500).
         d_hidden: GRU state width n of each encoder direction and of the decoder (1000).
         d_attn: hidden width n' of the alignment model (1000).
         p_drop: dropout on the embeddings and on the readout.

@@ -106,7 +106,8 @@ def _ex_17_2_padded():
     return _encoder_flops(padded=True)
 
 
-@mistake("17.2", "This is one direction; the encoder runs a GRU in each direction")
+@mistake("17.2", "This is half the count: one direction (the encoder runs a GRU in each direction), or one FLOP "
+         "per multiply-add instead of two")
 def _ex_17_2_one_direction():
     return _encoder_flops() // 2
 
