@@ -106,7 +106,10 @@ def test_french_typography_and_numbers():
     assert translations.english_number_options("about 40K sentences, SmolLM2-135M") == [{"135"}, {"40", "40000"}]
     assert translations.french_numbers(f"section 3.2.1 et 14{NNBSP}672 paires, 0,5") == ["0.5", "14672", "3.2.1"]
     assert translations.french_glued("[2.0093, 1.3302]") == f"[2,0093{NNBSP}; 1,3302]"
+    assert translations.french_glued("0.46-0.49") == "0,46-0,49" and translations.french_glued("24.65%-25.1%") == \
+        f"24,65{NNBSP}%-25,1{NNBSP}%"
     assert translations.french_glued("within noise") is None and translations.french_glued("[a, 1]") is None
+    assert translations.french_glued("-0.5") == "-0,5" and translations.french_glued("a-1") is None
     assert ft("l'*entropie* d'un `a'b`") == "l\u2019*entropie* d\u2019un `a'b`"
 
 

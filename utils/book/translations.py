@@ -180,11 +180,15 @@ def french_number(text: str) -> str | None:
 
 
 def french_glued(text: str) -> str | None:
-    """A glued value written the French way if it is a number or a bracketed list of numbers
-    (``[2.0093, 1.3302]`` -> ``[2,0093 ; 1,3302]``), else None (words: see ``glue.po``)."""
+    """A glued value written the French way if it is a number, a range of two numbers
+    (``0.46-0.49`` -> ``0,46-0,49``) or a bracketed list of numbers (``[2.0093, 1.3302]`` ->
+    ``[2,0093 ; 1,3302]``), else None (words: see ``glue.po``)."""
     single = french_number(text)
     if single is not None:
         return single
+    low, dash, high = text.strip().partition("-")
+    if dash and low and french_number(low) is not None and french_number(high) is not None:
+        return french_number(low) + "-" + french_number(high)
     m = re.fullmatch(r"\[([^\[\]]*)\]", text.strip())
     if m:
         items = [french_number(x) for x in m.group(1).split(",")]
