@@ -598,7 +598,7 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
     if arch != "transformer" and out.resolve() == SHIPPED.resolve():
         raise ValueError(f"{workdir} holds a {arch} run; {SHIPPED} holds the Transformer that chapter 15 "
                          f"reads: ship it elsewhere (out=..., or --out on the command line)")
-    seed = header["start"]["recipe"].get("seed", G2P_TRAIN["seed"])
+    seed = header["start"].get("recipe", {}).get("seed", G2P_TRAIN["seed"])
     if seed != G2P_TRAIN["seed"] and out.resolve() == SHIPPED.resolve():
         raise ValueError(f"{workdir} holds a run of seed {seed}; {SHIPPED} holds chapter 15's run of seed "
                          f"{G2P_TRAIN['seed']}: ship it elsewhere (out=..., or --out on the command line)")
