@@ -3,10 +3,10 @@ the Transformer's 18,000 steps (run on demand, not collected by pytest)?
 
     PYTHONPATH=. .venv/bin/python bench/g2p_equal_cost.py [--seed 0]
 
-Replays the batch order of a seed (``loop.EpochBatches``, as ``train_g2p`` draws it; no
-model is run) and adds up, step by step, each model's FLOPs by the formulas of
-``utils/flops.py`` (checked against ``FlopCounterMode`` by tests/test_recurrent.py). Takes
-a few minutes: it pads every batch.
+Replays the batch order of a seed (``utils.baseline.batch_order``; no model is run) and adds
+up, step by step, each model's FLOPs by the formulas of ``utils/flops.py``
+(``utils.baseline.batch_flops``, checked against ``FlopCounterMode`` by
+tests/test_recurrent.py). Chapter 17 reads the result as ``utils.baseline.STEPS``.
 """
 
 import argparse
@@ -16,25 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from utils import g2p, loop  # noqa: E402
-from utils.flops import recurrent_step_flops, transformer_step_flops  # noqa: E402
-from utils.masks import PAD_ID  # noqa: E402
-from utils.recurrent import G2P_RECURRENT  # noqa: E402
-
-
-def step_flops(seed: int, steps: int, arch: str) -> list[int]:
-    """FLOPs of each of the first ``steps`` training steps of ``arch`` with ``seed``'s batch order."""
-    pairs, _, batches = g2p._training_data(g2p.G2P_TRAIN["max_tokens"])
-    source = loop.EpochBatches(batches, lambda idx: g2p.collate([pairs[i] for i in idx]), seed)
-    vocab = len(g2p.G2PVocab())
-    out = []
-    for _ in range(steps):
-        src, tgt = next(source)
-        if arch == "transformer":
-            out.append(transformer_step_flops(src.size(0), src.size(1), tgt.size(1), vocab, **g2p.G2P_MODEL))
-        else:
-            out.append(recurrent_step_flops((src != PAD_ID).sum(1).tolist(), tgt.size(1), vocab, **G2P_RECURRENT))
-    return out
+from utils import g2p  # noqa: E402
+from utils.baseline import batch_flops, batch_order  # noqa: E402
 
 
 def main(argv=None):
@@ -42,8 +25,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     budget = g2p.G2P_TRAIN["steps"]
-    total = sum(step_flops(args.seed, budget, "transformer"))
-    cumulative = list(itertools.accumulate(step_flops(args.seed, budget + budget // 6, "recurrent")))
+    order = batch_order(args.seed, budget + budget // 6)
+    flops = {arch: batch_flops(arch) for arch in g2p.ARCHS}
+    total = sum(flops["transformer"][b] for b in order[:budget])
+    cumulative = list(itertools.accumulate(flops["recurrent"][b] for b in order))
     equal = next(i + 1 for i, c in enumerate(cumulative) if c >= total)
     print(f"seed {args.seed}: the Transformer's {budget:,} steps take {total:.4e} FLOPs; "
           f"the recurrent model reaches them at step {equal:,}")
