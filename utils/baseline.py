@@ -210,9 +210,8 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
         ValueError: ``steps`` is not an int >= 3.
     """
     from .env import set_seed
-    from .masks import padding_mask, shift_right, target_mask
     from .recurrent import new_recurrent_model
-    from .training import LabelSmoothingLoss, make_optimizer
+    from .training import LabelSmoothingLoss, make_optimizer, train_step
 
     if not is_int(steps) or steps < 3:
         raise ValueError(f"steps must be an int >= 3, got {steps!r}")
@@ -221,7 +220,7 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
     vocab = len(g2p.G2PVocab())
     models = {"transformer": g2p.new_model(vocab), "recurrent": new_recurrent_model(vocab)}
     criterion = LabelSmoothingLoss(g2p.G2P_TRAIN["eps_ls"])
-    optimizers = {name: make_optimizer(m, g2p.G2P_TRAIN["warmup"])[0] for name, m in models.items()}
+    optimizers = {name: make_optimizer(m, g2p.G2P_TRAIN["warmup"]) for name, m in models.items()}
     chosen = torch.randperm(len(batches), generator=torch.Generator().manual_seed(0))[: steps + 1].tolist()
     seconds = {name: [] for name in models}
     for k, b in enumerate(chosen):
@@ -229,11 +228,7 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
         for name, model in models.items():
             model.train()
             t0 = time.perf_counter()
-            tgt_in = shift_right(tgt)
-            loss = criterion(model(src, tgt_in, padding_mask(src), target_mask(tgt_in)), tgt)
-            optimizers[name].zero_grad(set_to_none=True)
-            loss.backward()
-            optimizers[name].step()
+            train_step(model, src, tgt, criterion, *optimizers[name])  # chapter 10's step, as the runs take it
             if k:  # the first step warms up
                 seconds[name].append(time.perf_counter() - t0)
         if progress and k % 10 == 0:
