@@ -3,10 +3,10 @@ the Transformer's 18,000 steps (run on demand, not collected by pytest)?
 
     PYTHONPATH=. .venv/bin/python bench/g2p_equal_cost.py [--seed 0]
 
-Replays the batch order of a seed (``utils.baseline.batch_order``; no model is run) and adds
-up, step by step, each model's FLOPs by the formulas of ``utils/flops.py``
-(``utils.baseline.batch_flops``, checked against ``FlopCounterMode`` by
-tests/test_recurrent.py). Chapter 17 reads the result as ``utils.baseline.STEPS``.
+Replays the batch order of a seed (``utils.experiments.baseline.batch_order``; no model is run) and adds
+up, step by step, each model's FLOPs by the formulas of ``utils/experiments/flops.py``
+(``utils.experiments.baseline.batch_flops``, checked against ``FlopCounterMode`` by
+tests/test_recurrent.py). Chapter 17 reads the result as ``utils.experiments.baseline.STEPS``.
 """
 
 import argparse
@@ -16,8 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from utils import g2p  # noqa: E402
-from utils.baseline import batch_flops, batch_order  # noqa: E402
+from utils.experiments.baseline import batch_flops, batch_order  # noqa: E402
+from utils.tasks import g2p  # noqa: E402
 
 
 def main(argv=None):

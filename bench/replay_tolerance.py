@@ -5,7 +5,7 @@ shipped, and compare. A run made on another CPU (or another PyTorch kernel path)
 rounds some sums differently, so the rerun's losses differ at the rounding level and
 the gap grows a little with each step. This script measures that gap, the largest
 |rerun - logged| over each prefix, for every replay the course makes. Run it on as
-many numeric paths as you have; the tolerance in ``utils/numerics.py`` is the largest
+many numeric paths as you have; the tolerance in ``utils/core/numerics.py`` is the largest
 gap measured, times a margin:
 
     PYTHONPATH=. .venv/bin/python bench/replay_tolerance.py
@@ -25,11 +25,12 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from utils import g2p, reference_run  # noqa: E402  (utils pins the arithmetic first)
-from utils import variations as V  # noqa: E402
-from utils.env import set_seed  # noqa: E402
-from utils.model import TINY, Transformer  # noqa: E402
-from utils.training import train  # noqa: E402
+from utils.core.env import set_seed  # noqa: E402
+from utils.experiments import variations as V  # noqa: E402
+from utils.model.transformer import TINY, Transformer  # noqa: E402
+from utils.tasks import g2p  # noqa: E402  (utils pins the arithmetic first)
+from utils.tasks.reversal import reference_run
+from utils.tasks.reversal.task import train  # noqa: E402
 
 VARIATION_REPLAYS = [("base", 0), ("base", 2), ("d_k=4", 1), ("positions=learned", 0),
                      ("norm=pre", 2), ("scale=False", 1), ("warmup=0", 0), ("N=1", 2)]
@@ -68,7 +69,7 @@ LIVE_STEPS = 200  # chapter 10's
 
 def live():
     """Chapter 10's live run against the reference run, on this path: the largest gap."""
-    from utils.training import TEST_SEED, reversal_batch
+    from utils.tasks.reversal.task import TEST_SEED, reversal_batch
 
     print(f"path: ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')} MKL_CBWR={os.environ.get('MKL_CBWR')} "
           f"(PyTorch uses {torch.backends.cpu.get_cpu_capability()}); {reference_run.machine()['cpu']}")

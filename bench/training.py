@@ -34,10 +34,11 @@ from torch import nn
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import utils.attention  # noqa: E402
-import utils.layers  # noqa: E402
+import utils.model.attention  # noqa: E402
+import utils.model.layers  # noqa: E402
 from utils import TINY, Transformer, padding_mask, positional_encoding, set_seed, shift_right, target_mask  # noqa: E402
-from utils.training import LabelSmoothingLoss, make_optimizer, reversal_batch, train  # noqa: E402
+from utils.tasks.reversal.task import reversal_batch, train
+from utils.training.recipe import LabelSmoothingLoss, make_optimizer  # noqa: E402
 
 #: name: (model configuration, sequences per batch, timed steps per repeat = --steps x factor)
 SIZES = {
@@ -84,11 +85,11 @@ def _sdpa_fused(q, k, v, mask=None):
 
 
 VARIANTS = {  # name: [(object, attribute, replacement)]
-    "LayerNorm via mean of squares": [(utils.layers.LayerNorm, "forward", _layer_norm_two_means)],
-    "LayerNorm via F.layer_norm": [(utils.layers.LayerNorm, "forward", _layer_norm_fused)],
-    "attention via F.scaled_dot_product_attention": [(utils.attention, "scaled_dot_product_attention", _sdpa_fused)],
-    "both fused": [(utils.layers.LayerNorm, "forward", _layer_norm_fused),
-                   (utils.attention, "scaled_dot_product_attention", _sdpa_fused)],
+    "LayerNorm via mean of squares": [(utils.model.layers.LayerNorm, "forward", _layer_norm_two_means)],
+    "LayerNorm via F.layer_norm": [(utils.model.layers.LayerNorm, "forward", _layer_norm_fused)],
+    "attention via F.scaled_dot_product_attention": [(utils.model.attention, "scaled_dot_product_attention", _sdpa_fused)],
+    "both fused": [(utils.model.layers.LayerNorm, "forward", _layer_norm_fused),
+                   (utils.model.attention, "scaled_dot_product_attention", _sdpa_fused)],
 }
 
 

@@ -13,7 +13,7 @@ The same loaded page is then resized to a phone's width (390 x 844) and measured
 blocks is printed, not required to be zero: a phone's column holds about 40 characters
 of output, fewer than a tensor's printed row. What is required at both widths is that
 no page scrolls sideways as a whole: a wide block scrolls inside its own box (the
-theme's ``<pre>``, the box around a ``utils.layout.Table``), and on a phone a long
+theme's ``<pre>``, the box around a ``utils.book.layout.Table``), and on a phone a long
 identifier in the prose breaks (``utils/book/static/course_book.css``).
 
 Every request that leaves 127.0.0.1 is aborted; MathJax ships with the book

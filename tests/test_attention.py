@@ -1,4 +1,4 @@
-"""Unit tests for utils.attention and utils.masks, including bad inputs."""
+"""Unit tests for utils.model.attention and utils.core.masks, including bad inputs."""
 
 import math
 

@@ -1,8 +1,8 @@
 """Issue 22 / chapter 17: the shipped runs of the Table 2 comparison (the G2P Transformer
-against the recurrent model of ``utils/recurrent.py``) and their measurements.
+against the recurrent model of ``utils/model/recurrent.py``) and their measurements.
 
 Each shipped run is its command's: its first steps rerun here within the replay
-tolerance. Each run's measurements (``utils/baseline.py``) agree with its log and its
+tolerance. Each run's measurements (``utils/experiments/baseline.py``) agree with its log and its
 weights: the FLOPs with a replay of its batch order, the test outputs with a fresh
 decode of a sample (decoded tokens are exact results), the WER and PER with the outputs.
 """
@@ -13,9 +13,11 @@ import math
 import pytest
 import torch
 
-from utils import baseline, g2p
-from utils.numerics import REPLAY_TOLERANCE
-from utils.recurrent import RecurrentSeq2Seq
+from utils.core.numerics import REPLAY_TOLERANCE
+from utils.experiments import baseline
+from utils.model.recurrent import RecurrentSeq2Seq
+from utils.tasks import g2p
+from utils.training.batching import collate
 
 RUNS = baseline.finished_runs()
 
@@ -24,7 +26,7 @@ def test_every_shipped_run_is_measured_and_every_measurement_has_its_run():
     shipped = {("transformer", 0)} | {
         (p.name.split("_seed")[0], int(p.name.split("_seed")[1])) for p in baseline.RUNS.iterdir() if p.is_dir()}
     assert shipped == set(RUNS), (
-        f"shipped runs {sorted(shipped)} but measured {sorted(RUNS)}: run `python -m utils.baseline evaluate` "
+        f"shipped runs {sorted(shipped)} but measured {sorted(RUNS)}: run `python -m utils.experiments.baseline evaluate` "
         "for each shipped run (and ship each measured one)")
     assert {a for a, _ in RUNS} == set(g2p.ARCHS)
     for arch, seed in RUNS:
@@ -54,7 +56,7 @@ def test_measurements_agree_with_the_log_and_the_weights(arch, seed):
     assert r["averaged"] == averaged == r["steps"][-g2p.G2P_TRAIN["keep_last"]:]
     assert all(b > a for a, b in zip(r["flops"], r["flops"][1:]))
     assert baseline.logged_flops(arch, seed, records[:2]) == r["flops"][:2]  # the replay, again, for 2,000 steps
-    test = g2p._lexicon_once()["test"]
+    test = g2p.cached_lexicon()["test"]
     refs = [test[w] for w in r["words"]]
     assert r["test_wer"] == g2p.wer(r["outputs"], refs) and r["test_per"] == g2p.per(r["outputs"], refs)
     sample = r["words"][::40]
@@ -73,13 +75,13 @@ def test_the_budgets_are_equal_in_flops():
 
 def test_the_flop_replay_is_the_batches_that_trained():
     """A step's FLOPs by ``batch_order`` + ``batch_flops`` equal the formula on the batch the loop draws."""
-    from utils import loop
-    from utils.flops import recurrent_step_flops
-    from utils.masks import PAD_ID
-    from utils.recurrent import G2P_RECURRENT
+    from utils.core.masks import PAD_ID
+    from utils.experiments.flops import recurrent_step_flops
+    from utils.model.recurrent import G2P_RECURRENT
+    from utils.training import loop
 
-    pairs, _, batches = g2p._training_data(g2p.G2P_TRAIN["max_tokens"])
-    source = loop.EpochBatches(batches, lambda idx: g2p.collate([pairs[i] for i in idx]), 2)
+    pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
+    source = loop.EpochBatches(batches, lambda idx: collate([pairs[i] for i in idx]), 2)
     flops, order = baseline.batch_flops("recurrent"), baseline.batch_order(2, 330)  # into the second epoch
     for k, (src, tgt) in enumerate(source):
         if k == len(order):
@@ -110,9 +112,9 @@ def test_errors_name_the_remedy(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="seed must be an int >= 0"):
         baseline.results_path("recurrent", -1)
     monkeypatch.setattr(baseline, "RUNS", tmp_path)
-    with pytest.raises(FileNotFoundError, match="python -m utils.g2p train --arch recurrent --seed 2"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.g2p train --arch recurrent --seed 2"):
         baseline.measure("recurrent", 2, progress=False)
-    with pytest.raises(FileNotFoundError, match="python -m utils.baseline evaluate --arch recurrent --seed 2"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.experiments.baseline evaluate --arch recurrent --seed 2"):
         baseline.load_results("recurrent", 2)
     (tmp_path / "recurrent_seed2.json").write_text("{not json")
     with pytest.raises(ValueError, match="recurrent_seed2.json is not readable JSON"):

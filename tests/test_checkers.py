@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 import torch
 
-from utils import translation as tr
 from utils.exercises import EXERCISES, _load_all, check
+from utils.tasks.translation import data as tr
 
 _load_all()
 IDS = sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split(".")))
 #: Exercises whose answers read Debian's trans-de-en (chapter 16), skipped where it is missing,
 #: as tests/test_translation.py is. 16.3 also reads the shipped test outputs
-#: (``python -m utils.translation decode``); see the tests at the end for it on outputs of its own.
+#: (``python -m utils.tasks.translation decode``); see the tests at the end for it on outputs of its own.
 NEEDS_TRANS_DE_EN = {"16.3"}
 HAVE_TRANS_DE_EN = tr.DATA.is_file()
 PARAMS = [pytest.param(i, marks=pytest.mark.skipif(
@@ -161,9 +161,9 @@ def fake_translation_outputs(path):
     (last word dropped, lowercased, words reversed, kept), the turns shifted per kind."""
     import json
 
-    from utils import translation_train as mt
+    from utils.tasks.translation import train as mt
 
-    sources, streams = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
+    sources, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])
     outputs = {}
     for j, (which, decode) in enumerate(mt.OUTPUT_KINDS):
         hyps = []
@@ -182,7 +182,7 @@ def fake_translation_outputs(path):
 @pytest.fixture
 def fake_outputs(tmp_path, monkeypatch):
     """16.3's checker reads a fake outputs file (translation_train.OUTPUTS_FILE is looked up when checked)."""
-    from utils import translation_train as mt
+    from utils.tasks.translation import train as mt
 
     path = fake_translation_outputs(tmp_path / "de_en_test_outputs.json")
     monkeypatch.setattr(mt, "OUTPUTS_FILE", path)
@@ -200,10 +200,10 @@ def test_16_3_checks_fake_outputs_like_every_exercise(fake_outputs, capsys):
 @needs_trans_de_en
 def test_16_3_expected_is_the_bleu_of_the_short_sources(fake_outputs):
     """Computed another way: the full reference streams, cut to the short sources' positions."""
-    from utils import translation_train as mt
+    from utils.tasks.translation import train as mt
 
     outputs = mt.load_test_outputs(fake_outputs)
-    sources, streams = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
+    sources, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])
     assert sources == outputs["sources"]
     keep = [i for i, s in enumerate(sources) if len(s.split()) <= 5]
     hyps = [outputs["avg", "beam"][i] for i in keep]
@@ -215,8 +215,8 @@ def test_16_3_expected_is_the_bleu_of_the_short_sources(fake_outputs):
 
 @needs_trans_de_en
 def test_16_3_without_outputs_names_the_command(tmp_path, monkeypatch, capsys):
-    from utils import translation_train as mt
+    from utils.tasks.translation import train as mt
 
     monkeypatch.setattr(mt, "OUTPUTS_FILE", tmp_path / "none.json")
-    with pytest.raises(FileNotFoundError, match="python -m utils.translation decode"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.translation decode"):
         check("16.3", 50.0)

@@ -1,4 +1,4 @@
-"""The book on any machine (utils/numerics.py states the rule).
+"""The book on any machine (utils/core/numerics.py states the rule).
 
 - Rounding-level figures are printed by ``within`` (bound asserted, noise sanitized).
 - Cells whose output is not compared are few and listed, with the reason.
@@ -20,9 +20,10 @@ import torch
 import yaml
 from notebooks import ROOT, all_ipynb, paired_markdown, read
 
-from utils import TINY, Transformer, reference_run, set_seed
-from utils.numerics import MEASURED_REPLAY_GAP, REPLAY_TOLERANCE, ROUNDING_PATTERN, within
-from utils.training import train
+from utils import TINY, Transformer, set_seed
+from utils.core.numerics import MEASURED_REPLAY_GAP, REPLAY_TOLERANCE, ROUNDING_PATTERN, within
+from utils.tasks.reversal import reference_run
+from utils.tasks.reversal.task import train
 
 # ---------------------------------------------------------------- within
 
@@ -70,7 +71,7 @@ def test_every_printed_rounding_level_difference_goes_through_within(nb):
     in within()'s form, so the tests compare its bound and not its noise."""
     bad = [line for line in _stdout_lines(nb)
            if DIFF_WORDS.search(line) and SMALL_SCI.search(re.sub(ROUNDING_PATTERN, "", line))]
-    assert not bad, f"{nb.name}: print these with utils.numerics.within: {bad[:3]}"
+    assert not bad, f"{nb.name}: print these with utils.core.numerics.within: {bad[:3]}"
 
 
 # ---------------------------------------------------------------- cells not compared
@@ -100,12 +101,13 @@ def test_every_uncompared_cell_is_listed_with_its_reason():
 # ---------------------------------------------------------------- determinism on this machine
 
 # One short run of each training command of the course: the tiny model (chapter 10's
-# train), a Table 3 row (utils.variations) and G2P (two threads, as its shipped run).
+# train), a Table 3 row (utils.experiments.variations) and G2P (two threads, as its shipped run).
 RUNS = """
 import json, pathlib, tempfile, torch
-from utils import TINY, Transformer, g2p, set_seed
-from utils import variations as V
-from utils.training import train
+from utils import TINY, Transformer, set_seed
+from utils.tasks import g2p
+from utils.experiments import variations as V
+from utils.tasks.reversal.task import train
 set_seed(0)
 out = {"tiny": train(Transformer(**TINY), 12, progress=False)["train_loss"].tolist()}
 torch.set_num_threads(1)
@@ -165,7 +167,7 @@ def test_the_reference_log_matches_the_shipped_checkpoints_and_the_chapter():
 
 
 def test_reference_run_load_names_a_bad_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m utils.training"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.reversal"):
         reference_run.load(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2")

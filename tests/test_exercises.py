@@ -219,8 +219,8 @@ def test_integer_tensor_for_a_float_answer_says_so():
 
 
 def test_chapter_16_expected_answers_match_hand_computation():
-    from utils.model import count_parameters
-    from utils.translation_train import MT_MODEL, new_model
+    from utils.model.transformer import count_parameters
+    from utils.tasks.translation.train import MT_MODEL, new_model
 
     # 16.1: es (6 + 3 = 9); then t▁ and es·t tie at 9, t▁ is shorter; es·t▁ (9); l·o (5 + 2 = 7)
     assert EXERCISES["16.1"].expected() == [("e", "s"), ("t", "▁"), ("es", "t▁"), ("l", "o")]

@@ -23,6 +23,7 @@ import pytest
 import torch
 from notebooks import ROOT
 
+from utils.core.masks import padding_mask, target_mask
 from utils.figures import (
     cross_attention_figure,
     cross_attention_weights,
@@ -35,8 +36,7 @@ from utils.figures import (
     sqrt_dk_figure,
 )
 from utils.figures.base import JS_DIR, script, style
-from utils.masks import padding_mask, target_mask
-from utils.model import Transformer
+from utils.model.transformer import Transformer
 
 JS_FILES = sorted(JS_DIR.glob("*.js"))
 WORDS = ["The", "cat", "slept", "because", "it", "was", "tired"]
@@ -181,7 +181,7 @@ def test_cross_attention_weights_are_the_decoder_layers_own():
     assert all(layer.cross_attn.weights is None for layer in model.decoder_layers), "weights left as they were"
 
     model.eval()
-    with torch.no_grad():  # the decoder stack by hand (utils/model.py, utils/layers.py), in eval mode
+    with torch.no_grad():  # the decoder stack by hand (utils/model/transformer.py, utils/model/layers.py), in eval mode
         src_mask, tgt_mask = padding_mask(src, model.pad_id), target_mask(tgt_in, model.pad_id)
         memory = model.encode(src, src_mask)
         y, ref = model.embed_positions(tgt_in), []

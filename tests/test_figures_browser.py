@@ -30,7 +30,7 @@ from notebooks import ROOT
 from test_figures import cross_attention_example_figure
 
 from utils import load_checkpoint, positional_encoding, rate, scaled_dot_product_attention
-from utils.masks import causal_mask
+from utils.core.masks import causal_mask
 
 browser = test_browser.browser
 site = test_browser.site

@@ -7,9 +7,10 @@ import zlib
 import pytest
 import torch
 
-from utils import g2p
-from utils.decoding import beam_search, greedy_decode
-from utils.numerics import REPLAY_TOLERANCE
+from utils.core.numerics import REPLAY_TOLERANCE
+from utils.model.decoding import beam_search, beam_search_batch, greedy_decode
+from utils.tasks import g2p
+from utils.training.batching import collate
 
 
 @pytest.fixture(scope="module")
@@ -143,8 +144,8 @@ def test_metric_errors(hyps, refs, error, match):
 def test_beam_search_batch_equals_one_search_per_word(lexicon, vocab, shipped):
     model, _ = shipped
     words = list(lexicon["test"])[::150] + ["a", "supercalifragilistic"]
-    src, _ = g2p.collate([(vocab.encode_word(w), [2]) for w in words])
-    batch = g2p.beam_search_batch(model, src, max_extra=g2p.MAX_EXTRA)
+    src, _ = collate([(vocab.encode_word(w), [2]) for w in words])
+    batch = beam_search_batch(model, src, max_extra=g2p.MAX_EXTRA)
     for w, hyps in zip(words, batch):
         alone = beam_search(model, torch.tensor([vocab.encode_word(w)]), max_extra=g2p.MAX_EXTRA)
         assert [h.tokens for h in hyps] == [h.tokens for h in alone], w
@@ -155,8 +156,8 @@ def test_beam_search_batch_equals_one_search_per_word(lexicon, vocab, shipped):
 def test_beam_search_batch_beam_one_is_greedy(lexicon, vocab, shipped):
     model, _ = shipped
     words = list(lexicon["dev"])[::300]
-    src, _ = g2p.collate([(vocab.encode_word(w), [2]) for w in words])
-    beams = g2p.beam_search_batch(model, src, beam_size=1, max_extra=g2p.MAX_EXTRA)
+    src, _ = collate([(vocab.encode_word(w), [2]) for w in words])
+    beams = beam_search_batch(model, src, beam_size=1, max_extra=g2p.MAX_EXTRA)
     for w, hyps in zip(words, beams):
         ids = greedy_decode(model, torch.tensor([vocab.encode_word(w)]), max_len=len(w) + g2p.MAX_EXTRA)[0].tolist()
         assert list(hyps[0].tokens) == ids[: len(hyps[0].tokens)], w
@@ -165,15 +166,15 @@ def test_beam_search_batch_beam_one_is_greedy(lexicon, vocab, shipped):
 def test_beam_search_batch_errors(shipped):
     model, _ = shipped
     with pytest.raises(ValueError, match="row 1 of src is all padding"):
-        g2p.beam_search_batch(model, torch.tensor([[5, 6], [0, 0]]))
+        beam_search_batch(model, torch.tensor([[5, 6], [0, 0]]))
     with pytest.raises(ValueError, match="max_extra must be an int >= 0"):
-        g2p.beam_search_batch(model, torch.tensor([[5, 6]]), max_extra=-1)
+        beam_search_batch(model, torch.tensor([[5, 6]]), max_extra=-1)
     with pytest.raises(TypeError, match="integer token ids"):
-        g2p.beam_search_batch(model, torch.tensor([[5.0, 6.0]]))
+        beam_search_batch(model, torch.tensor([[5.0, 6.0]]))
     model.train()
     try:
         with pytest.raises(RuntimeError, match="training mode"):
-            g2p.beam_search_batch(model, torch.tensor([[5, 6]]))
+            beam_search_batch(model, torch.tensor([[5, 6]]))
     finally:
         model.eval()
 
@@ -186,7 +187,7 @@ def _shipped_log():
 
 def test_short_run_reproduces_the_shipped_log_within_the_replay_tolerance(tmp_path):
     """The shipped log was made on another machine: a rerun agrees within the measured
-    replay tolerance (utils/numerics.py), not to the bit."""
+    replay tolerance (utils/core/numerics.py), not to the bit."""
     header, records = _shipped_log()
     threads = header["versions"]["threads"]
     first = records[0]["losses"][:10]
@@ -262,7 +263,7 @@ def test_ship_averages_the_last_checkpoints(tmp_path):
         g2p.ship(work, tmp_path / "out", keep_last=9)
     with pytest.raises(ValueError, match="'avg' or 'last'"):
         g2p.load_shipped("best")
-    with pytest.raises(FileNotFoundError, match="python -m utils.g2p train"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.g2p train"):
         g2p.load_shipped("avg", tmp_path / "nowhere")
 
 
@@ -303,7 +304,7 @@ def test_shipped_test_outputs_are_what_the_shipped_models_decode(lexicon, vocab)
 
 
 def test_load_test_outputs_names_a_bad_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m utils.g2p decode"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.g2p decode"):
         g2p.load_test_outputs(tmp_path / "none.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -41,7 +41,7 @@ def test_ruff_sees_the_notebooks_and_catches_a_planted_error(tmp_path):
 
 def test_nbval_sanitizer_replaces_only_progress_bars_and_rounding_noise():
     """tests/nbval_sanitize.cfg blanks tqdm bars (times vary) and the noise digits of a
-    rounding-level figure printed by utils.numerics.within, and leaves every other output alone."""
+    rounding-level figure printed by utils.core.numerics.within, and leaves every other output alone."""
     from nbval.plugin import get_sanitize_patterns
 
     patterns = get_sanitize_patterns((ROOT / "tests" / "nbval_sanitize.cfg").read_text())

@@ -17,9 +17,11 @@ import traceback
 import pytest
 import torch
 
-from utils import TINY, Transformer, g2p, reference_run
-from utils import variations as V
-from utils.training import load_checkpoint, save_checkpoints
+from utils import TINY, Transformer
+from utils.experiments import variations as V
+from utils.tasks import g2p
+from utils.tasks.reversal import reference_run
+from utils.tasks.reversal.task import load_checkpoint, save_checkpoints
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +237,7 @@ def test_read_results_names_a_bad_file(tmp_path, kind):
         path.write_bytes(_bad_json_files(tmp_path)[kind])
     with pytest.raises(ValueError) as err:
         V.read_results(path)
-    _assert_names_the_file(err, path, "results file of utils.variations")
+    _assert_names_the_file(err, path, "results file of utils.experiments.variations")
 
 
 @pytest.mark.parametrize("load", [

@@ -1,4 +1,4 @@
-"""The one training loop (utils/loop.py) and the step it repeats (training.train_step).
+"""The one training loop (utils/training/loop.py) and the step it repeats (training.train_step).
 
 Small models and batches, so every test runs in a second or two. Resuming is checked
 bit for bit: on one machine a run stopped and resumed must equal one that never stopped.
@@ -10,8 +10,11 @@ import pytest
 import torch
 from torch import nn
 
-from utils import PAD_ID, Transformer, loop, set_seed
-from utils.training import LabelSmoothingLoss, _torch_load, rate, reversal_batch, train_step
+from utils import PAD_ID, Transformer, set_seed
+from utils.tasks.reversal.task import reversal_batch
+from utils.training import loop
+from utils.training.checkpoints import torch_load
+from utils.training.recipe import LabelSmoothingLoss, rate, train_step
 
 SMALL = dict(vocab_size=13, d_model=16, h=2, d_ff=32, N=1, p_drop=0.1)
 
@@ -119,8 +122,8 @@ def test_a_workdir_run_resumes_bit_for_bit_and_drops_log_lines_past_its_state(tm
     assert [x for r in cut_log for x in r["losses"]] == [x for r in whole_log for x in r["losses"]] == whole.losses.tolist()
     assert same_weights(again.model, whole.model)
     for step in (6, 7):
-        a = _torch_load(tmp_path / "whole" / f"step{step}.pt", "weights", "")
-        b = _torch_load(tmp_path / "cut" / f"step{step}.pt", "weights", "")
+        a = torch_load(tmp_path / "whole" / f"step{step}.pt", "weights", "")
+        b = torch_load(tmp_path / "cut" / f"step{step}.pt", "weights", "")
         assert all(torch.equal(a[k], b[k]) for k in a)
     assert not list((tmp_path / "cut").glob("*.tmp"))  # atomic writes leave no temporary file
 

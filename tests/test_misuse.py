@@ -24,7 +24,6 @@ from utils import (
     beam_search_core,
     causal_mask,
     count_parameters,
-    g2p,
     greedy_decode,
     heatmap,
     length_batches,
@@ -34,9 +33,12 @@ from utils import (
     shift_right,
     target_mask,
 )
-from utils.checks import check_mask
-from utils.decoding import length_penalty
-from utils.training import exact_match, load_checkpoint, make_optimizer, rate, reversal_batch, save_checkpoints, train
+from utils.core.checks import check_mask
+from utils.model.decoding import beam_search_batch, length_penalty
+from utils.tasks import g2p
+from utils.tasks.reversal.task import exact_match, load_checkpoint, reversal_batch, save_checkpoints, train
+from utils.training.batching import collate
+from utils.training.recipe import dev_loss, make_optimizer, rate
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +122,7 @@ def test_transformer_decode_without_tgt_mask_uses_target_mask(model):
     lambda m: m(torch.ones(2, 3, dtype=torch.long), torch.zeros(2, 0, dtype=torch.long)),
     lambda m: greedy_decode(m, torch.zeros(1, 0, dtype=torch.long)),
     lambda m: beam_search(m, torch.zeros(1, 0, dtype=torch.long)),
-    lambda m: g2p.beam_search_batch(m, torch.zeros(2, 0, dtype=torch.long)),
+    lambda m: beam_search_batch(m, torch.zeros(2, 0, dtype=torch.long)),
     lambda m: target_mask(torch.zeros(2, 0, dtype=torch.long)),
     lambda m: shift_right(torch.zeros(2, 0, dtype=torch.long)),
 ], ids=["forward-src", "encode", "forward-tgt", "greedy", "beam", "beam-batch", "target_mask", "shift_right"])
@@ -218,7 +220,7 @@ def test_label_smoothing_rejects_nan_logits():
 
 
 def test_decoders_name_a_model_that_is_not_a_transformer():
-    with pytest.raises(TypeError, match="model must be a utils.model.Transformer.*got Linear"):
+    with pytest.raises(TypeError, match="model must be a utils.model.transformer.Transformer.*got Linear"):
         greedy_decode(torch.nn.Linear(2, 2), torch.ones(1, 3, dtype=torch.long))
 
 
@@ -301,7 +303,7 @@ def test_ship_rejects_bad_keep_last(tmp_path, keep_last):
     (lambda m, v: g2p.greedy_phones(m, "cat", v), TypeError, "words must be a list of strings"),
     (lambda m, v: g2p.greedy_phones(m, ["cat"], v, batch_size=0), ValueError, "batch_size must be a positive int"),
     (lambda m, v: g2p.greedy_phones(m, ["cat"], None), TypeError, "vocab must be a G2PVocab"),
-    (lambda m, v: g2p.dev_loss(m, [], LabelSmoothingLoss()), ValueError, "at least one"),
+    (lambda m, v: dev_loss(m, [], LabelSmoothingLoss()), ValueError, "at least one"),
     (lambda m, v: g2p.train_g2p(threads=True), ValueError, "threads must be a positive int"),
     (lambda m, v: g2p.train_g2p(steps=True), ValueError, "steps must be a positive int"),
     (lambda m, v: g2p.train_g2p(max_tokens=0), ValueError, "max_tokens must be a positive int"),
@@ -351,9 +353,9 @@ def test_rate_rejects_bad_arguments(args, error, match):
 
 
 def test_make_optimizer_and_train_name_a_model_that_is_not_a_transformer():
-    with pytest.raises(TypeError, match="model must be a utils.model.Transformer.*got Linear"):
+    with pytest.raises(TypeError, match="model must be a utils.model.transformer.Transformer.*got Linear"):
         make_optimizer(torch.nn.Linear(2, 2), 400)
-    with pytest.raises(TypeError, match="model must be a utils.model.Transformer.*got Linear"):
+    with pytest.raises(TypeError, match="model must be a utils.model.transformer.Transformer.*got Linear"):
         train(torch.nn.Linear(2, 2), 1, progress=False)
 
 
@@ -528,11 +530,11 @@ def test_decoder_layer_names_a_bad_x_before_it_reads_its_length(x, error, match)
     (lambda v: v.decode_phones(5), TypeError, "ids must be a list or 1-D tensor of token ids.*got int 5"),
     (lambda v: g2p.split_of(3), TypeError, "word must be a str such as 'read', got int 3"),
     (lambda v: g2p.split_of(None), TypeError, "word must be a str such as 'read', got NoneType None"),
-    (lambda v: g2p.collate([]), ValueError, r"pairs must hold at least one \(source ids, target ids\) pair, got an empty list"),
-    (lambda v: g2p.collate(None), TypeError, r"pairs must be a list of \(source ids, target ids\), got NoneType"),
-    (lambda v: g2p.collate([([21, 8], [57, 2]), ([21], [])]), ValueError, r"pair 1 must be \(source ids, target ids\), two non-empty"),
-    (lambda v: g2p.collate([([21, 8],)]), ValueError, r"pair 0 must be \(source ids, target ids\)"),
-    (lambda v: g2p.collate([("read", [57, 2])]), ValueError, r"pair 0 must be .* lists of ints"),
+    (lambda v: collate([]), ValueError, r"pairs must hold at least one \(source ids, target ids\) pair, got an empty list"),
+    (lambda v: collate(None), TypeError, r"pairs must be a list of \(source ids, target ids\), got NoneType"),
+    (lambda v: collate([([21, 8], [57, 2]), ([21], [])]), ValueError, r"pair 1 must be \(source ids, target ids\), two non-empty"),
+    (lambda v: collate([([21, 8],)]), ValueError, r"pair 0 must be \(source ids, target ids\)"),
+    (lambda v: collate([("read", [57, 2])]), ValueError, r"pair 0 must be .* lists of ints"),
     (lambda v: g2p.closest_reference(["K", "AE", "T"], []), ValueError, r"one or more non-empty reference pronunciations.*got \[\]"),
     (lambda v: g2p.closest_reference("K AE T", [["K", "AE", "T"]]), TypeError, "must be a list of phone strings"),
 ], ids=["encode-none", "encode-int", "decode-int", "split-int", "split-none", "collate-empty", "collate-none",
@@ -543,6 +545,6 @@ def test_g2p_data_and_metrics_reject_bad_input(call, error, match):
 
 
 def test_g2p_collate_and_closest_reference_still_work():
-    src, tgt = g2p.collate([([21, 8, 4, 7], [57, 40, 38, 2]), ((21,), (57, 2))])
+    src, tgt = collate([([21, 8, 4, 7], [57, 40, 38, 2]), ((21,), (57, 2))])
     assert src.tolist() == [[21, 8, 4, 7], [21, 0, 0, 0]] and tgt.tolist() == [[57, 40, 38, 2], [57, 2, 0, 0]]
     assert g2p.closest_reference(["K"], [["K", "AE"], ["K"]]) == (0, ["K"])

@@ -23,7 +23,6 @@ from utils import (
     beam_search,
     beam_search_core,
     causal_mask,
-    g2p,
     greedy_decode,
     length_batches,
     padding_mask,
@@ -32,10 +31,9 @@ from utils import (
     shift_right,
     target_mask,
 )
-from utils import variations as V
-from utils.checks import id_list, is_int
-from utils.decoding import length_penalty
+from utils.core.checks import id_list, is_int
 from utils.exercises import Exercise, diagnose
+from utils.experiments import variations as V
 from utils.figures import (
     explorer_figure,
     explorer_steps,
@@ -45,15 +43,11 @@ from utils.figures import (
     sentence_figure,
     sqrt_dk_figure,
 )
-from utils.training import (
-    load_checkpoint,
-    make_optimizer,
-    rate,
-    reversal_batch,
-    save_checkpoints,
-    short_run,
-    train,
-)
+from utils.model.decoding import beam_search_batch, length_penalty
+from utils.tasks import g2p
+from utils.tasks.reversal.task import load_checkpoint, reversal_batch, save_checkpoints, short_run, train
+from utils.training.batching import collate
+from utils.training.recipe import make_optimizer, rate
 
 I = np.int64  # noqa: E741  (short: every test below wraps ints in it)
 SRC = torch.tensor([[5, 3, 4, 7, 6]])
@@ -131,12 +125,12 @@ def test_g2p_vocab_and_collate_take_numpy_ids():
     with pytest.raises(ValueError, match=r"token id must be an int in 0\.\.68, got 69"):
         vocab.decode_phones(np.array([69]))
     word = vocab.encode_word("read")
-    src, tgt = g2p.collate([(np.array(word), np.array(ids)), ([I(i) for i in word[:2]], tuple(ids[-2:]))])
+    src, tgt = collate([(np.array(word), np.array(ids)), ([I(i) for i in word[:2]], tuple(ids[-2:]))])
     assert src.tolist() == [word, word[:2] + [0, 0]] and tgt.tolist() == [ids, ids[-2:] + [0, 0]]
     with pytest.raises(ValueError, match=r"pair 0 must be \(source ids, target ids\), two non-empty lists of ints"):
-        g2p.collate([(np.array([1.5]), ids)])
+        collate([(np.array([1.5]), ids)])
     with pytest.raises(ValueError, match="pair 0 must be"):
-        g2p.collate([([True], ids)])
+        collate([([True], ids)])
 
 
 # ---------------------------------------------------------------- masks, positions, layers, the model
@@ -276,12 +270,12 @@ def test_g2p_decoding_takes_numpy_ints():
     assert g2p.greedy_phones(m, words, vocab, batch_size=I(2)) == g2p.greedy_phones(m, words, vocab, batch_size=2)
     assert g2p.beam_phones(m, words, vocab, beam_size=I(2), max_extra=I(2), batch_size=I(2)) == \
         g2p.beam_phones(m, words, vocab, beam_size=2, max_extra=2, batch_size=2)
-    src, _ = g2p.collate([(vocab.encode_word("cat"), [2])])
-    assert g2p.beam_search_batch(m, src, max_extra=I(1)) == g2p.beam_search_batch(m, src, max_extra=1)
+    src, _ = collate([(vocab.encode_word("cat"), [2])])
+    assert beam_search_batch(m, src, max_extra=I(1)) == beam_search_batch(m, src, max_extra=1)
     with pytest.raises(ValueError, match="batch_size must be a positive int, got True"):
         g2p.greedy_phones(m, words, vocab, batch_size=True)
     with pytest.raises(ValueError, match="max_extra must be an int >= 0, got 1.0"):
-        g2p.beam_search_batch(m, src, max_extra=1.0)
+        beam_search_batch(m, src, max_extra=1.0)
 
 
 def test_g2p_train_and_ship_take_numpy_ints(tmp_path):

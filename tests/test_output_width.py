@@ -8,9 +8,9 @@ most ``MAX_CHARS`` characters. At 1280 px the column of an output block is 656 p
 wide inside its padding; the book's monospace font is 14 px, 8.4 px a character in
 DejaVu Sans Mono and Menlo (measured 8.43 in Chromium), so 77 characters fit, and
 ``MAX_CHARS`` leaves one for fonts a little wider. Results tables are shown as HTML
-(``utils.layout.Table``), which the browser wraps, so only their text form is exempt.
+(``utils.book.layout.Table``), which the browser wraps, so only their text form is exempt.
 
-It also checks ``utils.layout`` itself: both forms of a table, and the escaping.
+It also checks ``utils.book.layout`` itself: both forms of a table, and the escaping.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import pytest
 from notebooks import ROOT, all_ipynb
 
-from utils.layout import Table, WrappedText
+from utils.book.layout import Table, WrappedText
 
 MAX_CHARS = 76
 RICH = ("text/html", "image/png", "image/svg+xml", "image/jpeg", "text/markdown", "text/latex")
@@ -56,7 +56,7 @@ def test_printed_lines_fit_the_column(nb_path):
         for text in shown_text(cell):
             long += [f"cell {i}: {len(line)} chars: {line[:90]}" for line in text.splitlines() if len(line) > MAX_CHARS]
     assert not long, (f"{len(long)} printed lines are longer than {MAX_CHARS} characters and would be cut at the "
-                      "page width (wrap them with textwrap, split them, or show a utils.layout.Table):\n"
+                      "page width (wrap them with textwrap, split them, or show a utils.book.layout.Table):\n"
                       + "\n".join(long[:20]))
 
 

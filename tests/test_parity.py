@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from utils import PAD_ID, TINY, Transformer, causal_mask, padding_mask, set_seed, shift_right
-from utils.training import load_checkpoint, reversal_batch
+from utils.tasks.reversal.task import load_checkpoint, reversal_batch
 
 
 def make_pytorch_transformer():

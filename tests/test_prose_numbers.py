@@ -7,7 +7,7 @@ markdown cells: text, maths and inline code) that is a decimal (``0.92``, ``1e-9
 ``65.7%``) or has three or more significant digits (``234,304``, ``512``) must be one of:
 
 * glued: written as {glue:text}`name`, so the book inserts the computed value
-  (``utils.prose.glue``); such a number is not in the markdown at all;
+  (``utils.book.prose.glue``); such a number is not in the markdown at all;
 * printed by the same notebook: it equals a number in the notebook's stored outputs,
   exactly or rounded to the digits the prose gives (``0.92`` for a printed ``0.9231``,
   ``65.7%`` for a printed ``0.657`` or ``65.7%``);
@@ -393,7 +393,7 @@ def test_every_count_in_the_prose_has_a_source(md):
 
 
 def test_spelled_counts():
-    from utils.prose import spelled
+    from utils.book.prose import spelled
 
     assert [spelled(n) for n in (0, 2, 20, 21, 1700)] == ["zero", "two", "twenty", "21", "1,700"]
     with pytest.raises(TypeError):
@@ -402,7 +402,7 @@ def test_spelled_counts():
 
 def test_the_readme_counts_the_sweep_as_the_code_does():
     """README.md is not a notebook and glues nothing: its counts of chapter 12's sweep are checked here."""
-    from utils import variations as V
+    from utils.experiments import variations as V
 
     text = " ".join((ROOT / "README.md").read_text().split())
     rows = re.search(r"(\S+) rows, each changing one field of its reference row \(the base, or for (\S+) rows another "

@@ -1,5 +1,5 @@
-"""The recurrent encoder-decoder with additive attention (utils.recurrent, Bahdanau et al.
-2015) and the FLOP count of a training step (utils.flops), for issue 22: Table 2 of the
+"""The recurrent encoder-decoder with additive attention (utils.model.recurrent, Bahdanau et al.
+2015) and the FLOP count of a training step (utils.experiments.flops), for issue 22: Table 2 of the
 paper on G2P, the recurrent model against the Transformer at equal training cost.
 
 Behaviour that must hold for any weights (padding and the future never leak into real
@@ -14,24 +14,15 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from utils.decoding import beam_search, greedy_decode
-from utils.flops import recurrent_step_flops, step_flops, transformer_step_flops
-from utils.g2p import (
-    G2P_MODEL,
-    G2PVocab,
-    _lexicon_once,
-    beam_search_batch,
-    collate,
-    examples,
-    greedy_phones,
-    make_batches,
-    new_model,
-)
-from utils.masks import EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
-from utils.model import count_parameters
-from utils.numerics import within
-from utils.recurrent import G2P_RECURRENT, AdditiveAttention, RecurrentSeq2Seq, additive_attention, new_recurrent_model
-from utils.training import LabelSmoothingLoss, make_optimizer
+from utils.core.masks import EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
+from utils.core.numerics import within
+from utils.experiments.flops import recurrent_step_flops, step_flops, transformer_step_flops
+from utils.model.decoding import beam_search, beam_search_batch, greedy_decode
+from utils.model.recurrent import G2P_RECURRENT, AdditiveAttention, RecurrentSeq2Seq, additive_attention, new_recurrent_model
+from utils.model.transformer import count_parameters
+from utils.tasks.g2p import G2P_MODEL, G2PVocab, cached_lexicon, examples, greedy_phones, new_model
+from utils.training.batching import collate, make_batches
+from utils.training.recipe import LabelSmoothingLoss, make_optimizer
 
 SIZES = dict(d_embed=8, d_hidden=6, d_attn=5)
 SMALL = dict(vocab_size=13, **SIZES, p_drop=0.1)
@@ -334,7 +325,7 @@ def test_decoders_refuse_a_model_in_training_mode(g2p_small):
             greedy_decode(g2p_small, torch.tensor([[5, 6]]))
     finally:
         g2p_small.eval()
-    with pytest.raises(TypeError, match=r"model must be a utils.model.Transformer or a model with its decoding "
+    with pytest.raises(TypeError, match=r"model must be a utils.model.transformer.Transformer or a model with its decoding "
                                         r"interface.*got Linear"):
         greedy_decode(torch.nn.Linear(2, 2), torch.tensor([[5, 6]]))
 
@@ -351,7 +342,7 @@ def test_it_learns():
     """Twenty Adam steps on four words of the training split bring the label-smoothed loss down by half or more."""
     torch.manual_seed(0)
     vocab = G2PVocab()
-    lex = _lexicon_once()["train"]
+    lex = cached_lexicon()["train"]
     pairs = examples({w: lex[w] for w in list(lex)[5000:5004]}, vocab)
     src, tgt = collate(pairs)
     model = RecurrentSeq2Seq(69, d_embed=32, d_hidden=32, d_attn=32, p_drop=0.0)
@@ -372,7 +363,7 @@ def test_it_learns():
 def test_parameter_count_close_to_the_g2p_transformer():
     transformer, recurrent = count_parameters(new_model()), count_parameters(new_recurrent_model())
     print(f"parameters: Transformer {transformer:,}, recurrent {recurrent:,}, ratio {recurrent / transformer:.4f}")
-    assert (transformer, recurrent) == (1_397_376, 1_388_476)  # the numbers utils/recurrent.py states
+    assert (transformer, recurrent) == (1_397_376, 1_388_476)  # the numbers utils/model/recurrent.py states
     assert abs(recurrent / transformer - 1) < 0.01
 
 
@@ -390,7 +381,7 @@ def g2p_batches():
     """A real training batch of make_batches (max_tokens 3000; its rows have equal source
     lengths) and a batch of mixed lengths (packing: fewer real tokens than positions)."""
     vocab = G2PVocab()
-    pairs = examples(_lexicon_once()["train"], vocab)
+    pairs = examples(cached_lexicon()["train"], vocab)
     batches = make_batches(pairs, 3000)
     real = collate([pairs[i] for i in batches[len(batches) // 2]])
     mixed = collate([pairs[i] for i in range(0, 60_000, 2000)])

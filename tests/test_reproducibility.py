@@ -1,6 +1,6 @@
 """The CPU arithmetic is pinned (utils/__init__.py, .ci/setup_cell.py) to AVX2 kernels
 unless the reader sets the variables: fewer code paths, not equal bits everywhere. The
-rule that makes the book hold on any CPU is in utils/numerics.py and
+rule that makes the book hold on any CPU is in utils/core/numerics.py and
 tests/test_determinism.py."""
 
 import os

@@ -7,20 +7,10 @@ import torch
 from torch import nn
 
 from utils import EOS_ID, PAD_ID, TINY, Transformer, set_seed
-from utils.decoding import average_checkpoints
-from utils.training import (
-    CHECKPOINT_DIR,
-    TEST_SEED,
-    LabelSmoothingLoss,
-    exact_match,
-    length_batches,
-    load_checkpoint,
-    make_optimizer,
-    rate,
-    reversal_batch,
-    save_checkpoints,
-    train,
-)
+from utils.tasks.reversal.task import CHECKPOINT_DIR, TEST_SEED, exact_match, load_checkpoint, reversal_batch, save_checkpoints, train
+from utils.training.batching import length_batches
+from utils.training.checkpoints import average_checkpoints
+from utils.training.recipe import LabelSmoothingLoss, make_optimizer, rate
 
 # --- data -----------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Tests of the German-English data and subwords (utils/translation.py): the sentence
+"""Tests of the German-English data and subwords (utils/tasks/translation/data.py): the sentence
 filter and its exact counts, the split (disjoint, near-duplicates included), phrase pairs
 that never hold a dev or test sentence, BPE by hand against sentencepiece, the shipped
 shared vocabulary and its round trip, batches, and the errors of bad input.
@@ -16,8 +16,9 @@ import zlib
 import pytest
 import torch
 
-from utils import translation as tr
-from utils.masks import BOS_ID, EOS_ID, PAD_ID
+from utils.core.masks import BOS_ID, EOS_ID, PAD_ID
+from utils.tasks.translation import data as tr
+from utils.training.batching import collate, make_batches
 
 HAVE_DATA = tr.DATA.is_file()
 needs_data = pytest.mark.skipif(not HAVE_DATA, reason=f"{tr.DATA} is missing: `{tr.INSTALL}` (Debian's trans-de-en 1.9-6)")
@@ -185,7 +186,7 @@ def test_another_tie_break_would_disagree():
             pairs[p] += c
     first = max(pairs, key=pairs.get)  # the first of the most frequent, in order of appearance
     assert first == ("e", "s")  # same first merge, but ...
-    vocab = {tr._merge(s, first): c for s, c in vocab.items()}
+    vocab = {tr.merge_pair(s, first): c for s, c in vocab.items()}
     pairs = collections.Counter(p for s, c in vocab.items() for p in zip(s, s[1:]) for _ in range(c))
     assert max(pairs, key=pairs.get) == ("es", "t") != tuple(tr.learn_bpe(SENNRICH, 2)[1])
     assert tr.sentencepiece_merges(SENNRICH, 2)[1] == "t▁"
@@ -213,7 +214,7 @@ def test_training_is_deterministic_and_gives_the_shipped_file(version_1_9_6, tmp
     a = tr.train_vocab(tmp_path / "a.model")
     b = tr.train_vocab(tmp_path / "sub" / "b.model")
     assert a.read_bytes() == b.read_bytes() == tr.VOCAB_FILE.read_bytes(), (
-        "the shipped vocabulary differs from a fresh training: run `python -m utils.translation vocab`")
+        "the shipped vocabulary differs from a fresh training: run `python -m utils.tasks.translation vocab`")
 
 
 def test_round_trip_of_every_test_sentence(version_1_9_6, pairs, sp):
@@ -243,7 +244,7 @@ def test_encode_decode_refuse_bad_input(sp, tmp_path):
         tr.decode([5, 4000], sp)
     with pytest.raises(ValueError, match="0..3999"):
         tr.decode([5, 2.0], sp)
-    with pytest.raises(FileNotFoundError, match="python -m utils.translation vocab"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.translation vocab"):
         tr.load_vocab(tmp_path / "none.model")
     (tmp_path / "bad.model").write_text("not a model")
     with pytest.raises(ValueError, match="not a sentencepiece model"):
@@ -258,13 +259,13 @@ def test_encode_decode_refuse_bad_input(sp, tmp_path):
 
 def test_collate_and_make_batches():
     pairs = [([5, 6, 7], [8, 2]), ([5], [9, 10, 11, 2]), ([5, 6], [2])]
-    src, tgt = tr.collate(pairs)
+    src, tgt = collate(pairs)
     assert src.tolist() == [[5, 6, 7], [5, 0, 0], [5, 6, 0]] and tgt.shape == (3, 4) and tgt.dtype == torch.long
-    batches = tr.make_batches(pairs, max_tokens=8)
+    batches = make_batches(pairs, max_tokens=8)
     assert sorted(i for b in batches for i in b) == [0, 1, 2]
     assert all(len(b) * max(max(len(pairs[i][0]), len(pairs[i][1])) for i in b) <= 8 for b in batches)
     with pytest.raises(ValueError, match="does not fit max_tokens"):
-        tr.make_batches(pairs, max_tokens=3)
+        make_batches(pairs, max_tokens=3)
 
 
 # ---- another file, a missing file, a wrong file ---------------------------------

@@ -1,4 +1,4 @@
-"""Tests of German-English training, shipping and scoring (utils/translation_train.py): a run
+"""Tests of German-English training, shipping and scoring (utils/tasks/translation/train.py): a run
 resumed halfway equals the run that never stopped, to the bit; the dev evaluation (greedy
 BLEU and chrF with sacrebleu's signatures); a folder refuses a run with another recipe;
 the errors of bad arguments; a shipped average that loads and translates; the commands.
@@ -14,8 +14,10 @@ import re
 import pytest
 import torch
 
-from utils import translation as tr
-from utils import translation_train as mt
+from utils.experiments.flops import translation_training_flops
+from utils.tasks.translation import data as tr
+from utils.tasks.translation import train as mt
+from utils.training.batching import collate
 
 HAVE_DATA = tr.DATA.is_file()
 pytestmark = pytest.mark.skipif(not HAVE_DATA, reason=f"{tr.DATA} is missing: `{tr.INSTALL}` (Debian's trans-de-en 1.9-6)")
@@ -156,7 +158,7 @@ def test_ship_and_load_errors(straight, tmp_path):
         mt.ship(straight, tmp_path / "avg.pt", dtype="float64")
     with pytest.raises(ValueError, match="keep_last must be a positive int"):
         mt.ship(straight, tmp_path / "avg.pt", keep_last=0)
-    with pytest.raises(FileNotFoundError, match="python -m utils.translation ship"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.translation ship"):
         mt.load_shipped(tmp_path / "missing.pt")
     torch.save(dict(weights=1), tmp_path / "other.pt")
     with pytest.raises(ValueError, match="must be a shipped translation model"):
@@ -197,13 +199,13 @@ def test_training_flops_count_the_batches_the_run_draws():
     """The replayed order gives, step by step, the padded batches ``train_translation`` trains on:
     the FLOPs of each step are the formula's on that batch (the formula itself is checked
     against FlopCounterMode in tests/test_recurrent.py)."""
-    from utils import loop
-    from utils.flops import transformer_step_flops
+    from utils.experiments.flops import transformer_step_flops
+    from utils.training import loop
 
     header = dict(model=mt.MT_MODEL, recipe=dict(mt.MT_TRAIN, phrases=False))
-    cumulative = mt.training_flops(header, 70)  # past the first epoch's 63 batches
-    pairs, _, batches = mt._training_data(mt.MT_TRAIN["max_tokens"], False)
-    source = loop.EpochBatches(batches, lambda idx: tr.collate([pairs[i] for i in idx]), mt.MT_TRAIN["seed"])
+    cumulative = translation_training_flops(header, 70)  # past the first epoch's 63 batches
+    pairs, _, batches = mt.training_data(mt.MT_TRAIN["max_tokens"], False)
+    source = loop.EpochBatches(batches, lambda idx: collate([pairs[i] for i in idx]), mt.MT_TRAIN["seed"])
     expected, total = [], 0
     for _ in range(70):
         src, tgt = next(source)
@@ -211,9 +213,9 @@ def test_training_flops_count_the_batches_the_run_draws():
         expected.append(total)
     assert cumulative == expected
     with pytest.raises(ValueError, match="steps must be an int >= 1"):
-        mt.training_flops(header, 0)
+        translation_training_flops(header, 0)
     with pytest.raises(ValueError, match="config must be a log header's 'start'"):
-        mt.training_flops({"model": mt.MT_MODEL}, 3)
+        translation_training_flops({"model": mt.MT_MODEL}, 3)
 
 
 def _shipped_log():
@@ -263,7 +265,7 @@ def test_shipped_test_outputs_are_what_the_shipped_models_translate():
 
 
 def test_load_test_outputs_names_a_bad_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m utils.translation decode"):
+    with pytest.raises(FileNotFoundError, match="python -m utils.tasks.translation decode"):
         mt.load_test_outputs(tmp_path / "none.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{")

@@ -13,9 +13,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from utils import TINY, Transformer, count_parameters
-from utils import variations as V
-from utils.masks import padding_mask
-from utils.numerics import REPLAY_TOLERANCE
+from utils.core.masks import padding_mask
+from utils.core.numerics import REPLAY_TOLERANCE
+from utils.experiments import variations as V
 
 ROW_NAMES = [r[0] for r in V.ROWS]
 
@@ -214,7 +214,7 @@ def test_the_results_file_has_every_row_and_seed_of_the_chapter(shipped):
                                         ("norm=pre", 2), ("scale=False", 1), ("warmup=0", 0), ("N=1", 2)])
 def test_a_short_rerun_reproduces_the_logged_losses_within_the_replay_tolerance(shipped, one_thread, name, seed):
     """The sweep was run on another machine: a rerun agrees within the measured replay
-    tolerance (utils/numerics.py), not to the bit (tests/test_determinism.py checks bits)."""
+    tolerance (utils/core/numerics.py), not to the bit (tests/test_determinism.py checks bits)."""
     _, records = shipped
     prefix = V.run_row(name, seed, steps=15)["losses"]
     gap = max(abs(a - b) for a, b in zip(prefix, records[(name, seed)]["losses"][:15], strict=True))

@@ -1,7 +1,11 @@
 """Shared code of the course "Attention Is All You Need", rebuilt and tested.
 
 Each piece here is taught, line for line, in a chapter; ``tests/test_drift.py``
-fails if a chapter and this package disagree.
+fails if a chapter and this package disagree. The package is built in layers, each
+importing only the layers below it (``utils/README.md`` draws them; ``tests/test_architecture.py``
+enforces it): ``core``, ``model``, ``training``, ``tasks``, ``experiments``, and the book's
+tooling (``book``, ``exercises``, ``figures``). This file gathers the pieces chapters
+import most (``from utils import Transformer, set_seed``).
 
 Importing the package pins the CPU arithmetic, unless the variables are already set:
 ``ATEN_CPU_CAPABILITY=avx2`` (PyTorch's own kernels use their AVX2 code) and
@@ -11,7 +15,7 @@ some machines, AVX2 on others), so two machines of one vendor would round differ
 What the pins do not give: the same bits on every CPU. MKL also chooses its kernels
 by vendor (Intel and AMD differ), ARM machines use no MKL at all, and other PyTorch
 versions change kernels. So the course never relies on equal bits across machines:
-``utils/numerics.py`` states the rule every printed number follows (exact results,
+``utils/core/numerics.py`` states the rule every printed number follows (exact results,
 rounding-level figures printed against their bound, results of training read from
 shipped files). Measured on an AMD EPYC: ``MKL_CBWR=COMPATIBLE`` would make MKL's
 results independent of the instruction set too, but costs 1.4 times the time per
@@ -29,23 +33,15 @@ import os
 os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
 os.environ.setdefault("MKL_CBWR", "AVX2")
 
-from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .decoding import Hypothesis, average_checkpoints, beam_search, beam_search_core, greedy_decode, length_penalty
-from .embeddings import Embeddings, Tokenizer, positional_encoding
-from .env import set_seed
-from .layers import DecoderLayer, EncoderLayer, LayerNorm, PositionwiseFeedForward
-from .masks import BOS_ID, EOS_ID, PAD_ID, causal_mask, padding_mask, shift_right, target_mask
-from .model import BASE, TINY, Transformer, count_parameters
-from .plotting import heatmap
-from .training import (
-    LabelSmoothingLoss,
-    exact_match,
-    length_batches,
-    load_checkpoint,
-    make_optimizer,
-    rate,
-    reversal_batch,
-    save_checkpoints,
-    train,
-    train_step,
-)
+from .book.plotting import heatmap
+from .core.env import set_seed
+from .core.masks import BOS_ID, EOS_ID, PAD_ID, causal_mask, padding_mask, shift_right, target_mask
+from .model.attention import MultiHeadAttention, scaled_dot_product_attention
+from .model.decoding import Hypothesis, beam_search, beam_search_core, greedy_decode, length_penalty
+from .model.embeddings import Embeddings, Tokenizer, positional_encoding
+from .model.layers import DecoderLayer, EncoderLayer, LayerNorm, PositionwiseFeedForward
+from .model.transformer import BASE, TINY, Transformer, count_parameters
+from .tasks.reversal.task import exact_match, load_checkpoint, reversal_batch, save_checkpoints, train
+from .training.batching import length_batches
+from .training.checkpoints import average_checkpoints
+from .training.recipe import LabelSmoothingLoss, make_optimizer, rate, train_step

@@ -10,8 +10,8 @@ import math
 
 import torch
 
-from ..attention import scaled_dot_product_attention
-from ..masks import causal_mask
+from ..core.masks import causal_mask
+from ..model.attention import scaled_dot_product_attention
 from . import mistake, register
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import MultiHeadAttention
-from ..model import count_parameters
+from ..model.attention import MultiHeadAttention
+from ..model.transformer import count_parameters
 from . import mistake, register
 
 

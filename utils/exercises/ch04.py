@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import MultiHeadAttention
-from ..embeddings import Tokenizer
-from ..layers import DecoderLayer
-from ..masks import BOS_ID, EOS_ID, causal_mask, shift_right
-from ..model import BASE, TINY, Transformer
+from ..core.masks import BOS_ID, EOS_ID, causal_mask, shift_right
+from ..model.attention import MultiHeadAttention
+from ..model.embeddings import Tokenizer
+from ..model.layers import DecoderLayer
+from ..model.transformer import BASE, TINY, Transformer
 from . import mistake, register
 
 

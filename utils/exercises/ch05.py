@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..layers import DecoderLayer, EncoderLayer, PositionwiseFeedForward
-from ..model import BASE, TINY, Transformer, count_parameters
+from ..model.layers import DecoderLayer, EncoderLayer, PositionwiseFeedForward
+from ..model.transformer import BASE, TINY, Transformer, count_parameters
 from . import mistake, register
 
 

@@ -11,9 +11,9 @@ import math
 
 import torch
 
-from ..embeddings import Embeddings, Tokenizer
-from ..layers import PositionwiseFeedForward
-from ..model import BASE, TINY
+from ..model.embeddings import Embeddings, Tokenizer
+from ..model.layers import PositionwiseFeedForward
+from ..model.transformer import BASE, TINY
 from . import mistake, register
 
 

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from ..embeddings import positional_encoding
+from ..model.embeddings import positional_encoding
 from . import mistake, register
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import MultiHeadAttention
-from ..embeddings import Tokenizer
-from ..layers import DecoderLayer, EncoderLayer, LayerNorm
-from ..masks import EOS_ID, padding_mask, shift_right, target_mask
-from ..model import TINY, Transformer, count_parameters
+from ..core.masks import EOS_ID, padding_mask, shift_right, target_mask
+from ..model.attention import MultiHeadAttention
+from ..model.embeddings import Tokenizer
+from ..model.layers import DecoderLayer, EncoderLayer, LayerNorm
+from ..model.transformer import TINY, Transformer, count_parameters
 from . import mistake, register
 
 

@@ -10,8 +10,8 @@ import math
 
 import torch
 
-from ..masks import PAD_ID
-from ..training import LabelSmoothingLoss, rate
+from ..core.masks import PAD_ID
+from ..training.recipe import LabelSmoothingLoss, rate
 from . import mistake, register
 
 # ---------------------------------------------------------------- 10.1, the schedule

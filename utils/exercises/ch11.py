@@ -9,10 +9,11 @@ import math
 
 import torch
 
-from ..decoding import average_checkpoints, beam_search_core, length_penalty
-from ..layers import DecoderLayer, EncoderLayer
-from ..masks import BOS_ID, EOS_ID
-from ..model import BASE, count_parameters
+from ..core.masks import BOS_ID, EOS_ID
+from ..model.decoding import beam_search_core, length_penalty
+from ..model.layers import DecoderLayer, EncoderLayer
+from ..model.transformer import BASE, count_parameters
+from ..training.checkpoints import average_checkpoints
 from . import mistake, register
 
 # ---------------------------------------------------------------- 11.1, the length penalty
@@ -147,7 +148,7 @@ def _ex_11_3_shared():
 @functools.cache
 def _embedding_entry(steps: tuple, row: int = 2, col: int = 0) -> float:
     """embed.lut.weight[row, col] of the average of the checkpoints of ``steps``."""
-    from ..training import load_checkpoint
+    from ..tasks.reversal.task import load_checkpoint
 
     avg = average_checkpoints([load_checkpoint(s).state_dict() for s in steps])
     return float(avg["embed.lut.weight"][row, col])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 
-from ..model import count_parameters
+from ..model.transformer import count_parameters
 from . import mistake, register
 
 # ---------------------------------------------------------------- 12.1, d_k = 2 in the tiny model
@@ -16,7 +16,7 @@ from . import mistake, register
 
 def _tiny(**changes) -> int:
     """Parameters of the sweep's base row with ``changes`` to its configuration."""
-    from ..variations import build_model, row_config
+    from ..experiments.variations import build_model, row_config
 
     return count_parameters(build_model(dict(row_config("base"), **changes), 0))
 
@@ -66,7 +66,7 @@ def _ex_12_1_self_only():
 def _paper_size(untied: bool = False, **changes) -> int:
     import torch
 
-    from ..variations import VariantTransformer
+    from ..experiments.variations import VariantTransformer
 
     with torch.device("meta"):
         n = count_parameters(VariantTransformer(37000, 512, 8, 2048, 6, **changes))
@@ -103,7 +103,7 @@ def _ex_12_2_untied():
 
 
 def _records():
-    from ..variations import RESULTS, read_results
+    from ..experiments.variations import RESULTS, read_results
 
     return read_results(RESULTS)[1]
 
@@ -113,7 +113,7 @@ def _records():
           hint="verdict(records, 'p_drop=0.3', 'p_drop=0.2', 'exact') and the same with 'ppl'; the rule: "
                "different only if the two rows' ranges over the seeds do not overlap.")
 def _ex_12_3():
-    from ..variations import verdict
+    from ..experiments.variations import verdict
 
     return tuple(verdict(_records(), "p_drop=0.3", "p_drop=0.2", metric) for metric in ("exact", "ppl"))
 
@@ -121,7 +121,7 @@ def _ex_12_3():
 @mistake("12.3", "These are the verdicts of p_drop=0.2 against p_drop=0.3; the exercise asks how "
          "p_drop=0.3 does against p_drop=0.2")
 def _ex_12_3_reversed():
-    from ..variations import verdict
+    from ..experiments.variations import verdict
 
     return tuple(verdict(_records(), "p_drop=0.2", "p_drop=0.3", metric) for metric in ("exact", "ppl"))
 
@@ -129,7 +129,7 @@ def _ex_12_3_reversed():
 @mistake("12.3", "These compare the means over the seeds; the rule compares the ranges, and calls rows "
          "whose ranges overlap within noise")
 def _ex_12_3_means():
-    from ..variations import seed_values
+    from ..experiments.variations import seed_values
 
     out = []
     for metric in ("exact", "ppl"):
@@ -141,6 +141,6 @@ def _ex_12_3_means():
 @mistake("12.3", "These are the verdicts against the base row, the chapter's reference; the exercise "
          "compares p_drop=0.3 with its neighbour p_drop=0.2")
 def _ex_12_3_base():
-    from ..variations import verdict
+    from ..experiments.variations import verdict
 
     return tuple(verdict(_records(), "p_drop=0.3", "base", metric) for metric in ("exact", "ppl"))

@@ -7,9 +7,9 @@ computed with the course's own code (or PyTorch's modules) when checked.
 import torch
 from torch import nn
 
-from ..attention import MultiHeadAttention
-from ..masks import causal_mask, target_mask
-from ..model import BASE, TINY
+from ..core.masks import causal_mask, target_mask
+from ..model.attention import MultiHeadAttention
+from ..model.transformer import BASE, TINY
 from . import mistake, register
 
 # ---------------------------------------------------------------- 13.1, one head's rows of W_V

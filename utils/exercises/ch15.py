@@ -3,13 +3,13 @@
 Every expected answer, and the wrong answer each registered likely mistake gives, is
 computed with the course's own code when checked. Exercise 15.3 and its mistakes read
 the shipped decodes of the test split (``load_test_outputs``, written by
-``python -m utils.g2p decode``; ``tests/test_g2p.py`` decodes a sample again and finds
+``python -m utils.tasks.g2p decode``; ``tests/test_g2p.py`` decodes a sample again and finds
 the same phones), so checking an answer takes no decoding.
 """
 
 import functools
 
-from ..model import count_parameters
+from ..model.transformer import count_parameters
 from . import mistake, register
 
 # ---------------------------------------------------------------- 15.1, WER and PER by hand
@@ -24,7 +24,7 @@ REFS = [[["IY", "DH", "ER"], ["AY", "DH", "ER"]],
           hint="WER counts the words whose output matches none of their references; PER adds the edits to "
                "each word's closest reference and divides by the total length of those references.")
 def _either_tomato():
-    from ..g2p import per, wer
+    from ..tasks.g2p import per, wer
 
     return (wer(HYPS, REFS), per(HYPS, REFS))
 
@@ -37,7 +37,7 @@ def _ex_15_1_percent():
 @mistake("15.1", "This PER averages the two words' own phone error rates; PER adds all the edits and "
          "divides by the total length of the closest references, so longer words weigh more")
 def _ex_15_1_per_word_mean():
-    from ..g2p import closest_reference, wer
+    from ..tasks.g2p import closest_reference, wer
 
     rates = [d / len(best) for d, best in (closest_reference(h, r) for h, r in zip(HYPS, REFS))]
     return (wer(HYPS, REFS), sum(rates) / len(rates))
@@ -46,7 +46,7 @@ def _ex_15_1_per_word_mean():
 @mistake("15.1", "This PER divides by the length of all the references; it divides by the length of each "
          "word's closest reference only")
 def _ex_15_1_all_references():
-    from ..g2p import closest_reference, wer
+    from ..tasks.g2p import closest_reference, wer
 
     errors = sum(closest_reference(h, r)[0] for h, r in zip(HYPS, REFS))
     return (wer(HYPS, REFS), errors / sum(len(p) for r in REFS for p in r))
@@ -57,7 +57,7 @@ def _ex_15_1_all_references():
 def _two_tables(specials: bool = True, tied: bool = True) -> int:
     from torch import nn
 
-    from ..g2p import G2P_MODEL, LETTERS, PHONES, G2PVocab, new_model
+    from ..tasks.g2p import G2P_MODEL, LETTERS, PHONES, G2PVocab, new_model
 
     extra = len(G2PVocab.specials) if specials else 0
     decoder_side = new_model(extra + len(PHONES))  # its table is the decoder input and the output layer
@@ -77,7 +77,7 @@ def _two_vocabularies():
 @mistake("15.2", "This is the model as it is, with one shared table of 69 rows; the exercise splits it "
          "into two tables")
 def _ex_15_2_one_table():
-    from ..g2p import new_model
+    from ..tasks.g2p import new_model
 
     return count_parameters(new_model())
 
@@ -103,9 +103,9 @@ def _five_letter_wer() -> float:
 @functools.cache
 def _shipped(which: str, decode: str, metric: str = "wer", five_letters: bool = True) -> float:
     """``metric`` of a shipped decode of the test split, on the 5-letter words or on all."""
-    from ..g2p import _lexicon_once, load_test_outputs, per, wer
+    from ..tasks.g2p import cached_lexicon, load_test_outputs, per, wer
 
-    outputs, test = load_test_outputs(), _lexicon_once()["test"]
+    outputs, test = load_test_outputs(), cached_lexicon()["test"]
     keep = [i for i, w in enumerate(outputs["words"]) if len(w) == 5 or not five_letters]
     hyps = [outputs[which, decode][i] for i in keep]
     refs = [test[outputs["words"][i]] for i in keep]

@@ -2,16 +2,16 @@
 
 Every expected answer, and the wrong answer each registered likely mistake gives, is
 computed with the course's own code when checked. Exercise 16.3 and its mistakes read
-the shipped translations of the test split (``translation_train.load_test_outputs``,
-written by ``python -m utils.translation decode``), so checking an answer translates
-nothing. The file read is ``translation_train.OUTPUTS_FILE``, looked up when checked:
+the shipped translations of the test split (``utils.tasks.translation.train.load_test_outputs``,
+written by ``python -m utils.tasks.translation decode``), so checking an answer translates
+nothing. The file read is ``utils.tasks.translation.train.OUTPUTS_FILE``, looked up when checked:
 a test sets that attribute to check 16.3 against outputs of its own.
 """
 
 import collections
 import functools
 
-from ..model import count_parameters
+from ..model.transformer import count_parameters
 from . import mistake, register
 
 # ---------------------------------------------------------------- 16.1, BPE by hand
@@ -25,9 +25,9 @@ def _learn(words, num_merges, end):
     """``learn_bpe`` with another end-of-word marker ``end`` (None: no marker at all).
 
     The same counting and the same tie rule (more frequent, then shorter merged symbol,
-    then alphabetically first); ``translation.learn_bpe`` always appends ``END``.
+    then alphabetically first); ``data.learn_bpe`` always appends ``END``.
     """
-    from ..translation import _merge
+    from ..tasks.translation.data import merge_pair
 
     vocab = {tuple(w) + ((end,) if end else ()): c for w, c in words.items()}
     merges = []
@@ -40,7 +40,7 @@ def _learn(words, num_merges, end):
             break
         best = min(pairs, key=lambda p: (-pairs[p], len(p[0] + p[1]), p[0] + p[1]))
         merges.append(best)
-        vocab = {_merge(symbols, best): count for symbols, count in vocab.items()}
+        vocab = {merge_pair(symbols, best): count for symbols, count in vocab.items()}
     return merges
 
 
@@ -51,7 +51,7 @@ def _learn(words, num_merges, end):
                "most frequent pair everywhere (ties: the shorter merged symbol, then the alphabetically first, "
                "'\u2581' after every letter), and count again.")
 def _ex_16_1():
-    from ..translation import learn_bpe
+    from ..tasks.translation.data import learn_bpe
 
     return learn_bpe(WORDS, MERGES)
 
@@ -79,9 +79,9 @@ def _ex_16_1_sennrich_marker():
 def _two_tables(tied: bool = True) -> int:
     """Parameters of the translation model with a German table for the encoder and an English
     table for the decoder (tied to the output layer, or not): counted with real modules."""
-    from ..embeddings import Embeddings
-    from ..translation import VOCAB_SIZE
-    from ..translation_train import MT_MODEL, new_model
+    from ..model.embeddings import Embeddings
+    from ..tasks.translation.data import VOCAB_SIZE
+    from ..tasks.translation.train import MT_MODEL, new_model
 
     # The course's model's one table is the decoder's table and the output layer (its
     # generator is F.linear with that table: no bias, nothing else to count).
@@ -103,7 +103,7 @@ def _ex_16_2():
 @mistake("16.2", "This is the model as it is, with one table shared by both languages; the exercise gives "
          "each language its own table")
 def _ex_16_2_shared():
-    from ..translation_train import new_model
+    from ..tasks.translation.train import new_model
 
     return count_parameters(new_model())
 
@@ -116,9 +116,9 @@ def _ex_16_2_untied():
 
 @mistake("16.2", "This is the extra table alone; the exercise asks for the parameters of the whole model")
 def _ex_16_2_extra_table_only():
-    from ..embeddings import Embeddings
-    from ..translation import VOCAB_SIZE
-    from ..translation_train import MT_MODEL
+    from ..model.embeddings import Embeddings
+    from ..tasks.translation.data import VOCAB_SIZE
+    from ..tasks.translation.train import MT_MODEL
 
     return count_parameters(Embeddings(VOCAB_SIZE, MT_MODEL["d_model"]))
 
@@ -137,15 +137,15 @@ def _shipped(which: str, decode: str, metric: str = "bleu", max_words: int | Non
              strict: bool = False) -> float:
     """``metric`` of a shipped decode of the test split on the sources of at most ``max_words`` words
     (fewer with ``strict``; all with None), from the outputs file of the moment."""
-    from ..translation_train import OUTPUTS_FILE  # looked up now: a test may point it elsewhere
+    from ..tasks.translation.train import OUTPUTS_FILE  # looked up now: a test may point it elsewhere
 
     return _score(str(OUTPUTS_FILE), which, decode, metric, max_words, strict)
 
 
 @functools.cache
 def _score(path: str, which: str, decode: str, metric: str, max_words: int | None, strict: bool) -> float:
-    from .. import translation as tr
-    from ..translation_train import bleu_chrf, load_test_outputs
+    from ..tasks.translation import data as tr
+    from ..tasks.translation.train import bleu_chrf, load_test_outputs
 
     outputs = load_test_outputs(path)
     hyp_of = dict(zip(outputs["sources"], outputs[which, decode]))
@@ -154,7 +154,7 @@ def _score(path: str, which: str, decode: str, metric: str, max_words: int | Non
         n = len(german.split())
         return max_words is None or (n < max_words if strict else n <= max_words)
 
-    sources, streams = tr.reference_streams([p for p in tr._pairs_once(tr.data_path())["test"] if kept(p[0])])
+    sources, streams = tr.reference_streams([p for p in tr.cached_pairs(tr.data_path())["test"] if kept(p[0])])
     hyps = [hyp_of[s] for s in sources]
     if metric == "sentence bleu":
         import sacrebleu

@@ -1,10 +1,10 @@
 """Answer checkers for chapter 17 (Table 2 in miniature: the Transformer against a recurrent model).
 
 Every expected answer, and the wrong answer each registered likely mistake gives, is
-computed with the course's own code when checked: ``utils.recurrent.additive_attention``
+computed with the course's own code when checked: ``utils.model.recurrent.additive_attention``
 for 17.1, the recurrent model under ``FlopCounterMode`` for 17.2 (so the answer is the
 counter's, which chapter 17 shows equal to ``recurrent_step_flops``' terms), and the
-committed test outputs of ``utils.baseline.load_results`` for 17.3.
+committed test outputs of ``utils.experiments.baseline.load_results`` for 17.3.
 """
 
 import functools
@@ -26,7 +26,7 @@ def _context(score=None, weigh=None) -> list[float]:
     a step of the formula to compute a mistake."""
     q, keys, v, values = (torch.tensor(x, dtype=torch.float64) for x in (QUERY, KEYS, V_A, VALUES))
     if score is None and weigh is None:
-        from ..recurrent import additive_attention
+        from ..model.recurrent import additive_attention
 
         layer = torch.nn.Linear(2, 1, bias=False).double()
         with torch.no_grad():
@@ -80,7 +80,7 @@ def _encoder_flops(lengths=LENGTHS, padded=False) -> int:
     (padded to the longest); with ``padded``, every row as long as the longest."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from ..recurrent import new_recurrent_model
+    from ..model.recurrent import new_recurrent_model
 
     model = new_recurrent_model().eval()
     longest = max(lengths)
@@ -129,18 +129,18 @@ def _ex_17_2_one_gate():
 @functools.cache
 def _wrong(arch: str) -> frozenset:
     """The test words that seed 0 of ``arch`` gets wrong (beam search on the averaged weights)."""
-    from ..baseline import load_results
-    from ..g2p import _lexicon_once
+    from ..experiments.baseline import load_results
+    from ..tasks.g2p import cached_lexicon
 
-    test = _lexicon_once()["test"]
+    test = cached_lexicon()["test"]
     r = load_results(arch, 0)
     return frozenset(w for w, out in zip(r["words"], r["outputs"]) if out not in test[w])
 
 
 def _share(words) -> float:
-    from ..g2p import _lexicon_once
+    from ..tasks.g2p import cached_lexicon
 
-    return len(words) / len(_lexicon_once()["test"])
+    return len(words) / len(cached_lexicon()["test"])
 
 
 @register("17.3", prompt="Give the share (a float between 0 and 1) of the test words that both seed-0 models, "
@@ -175,7 +175,7 @@ def _ex_17_3_recurrent():
 @mistake("17.3", "This counts the words where the two outputs differ; a word can be wrong in both with two "
          "different outputs, or right in both")
 def _ex_17_3_differ():
-    from ..baseline import load_results
+    from ..experiments.baseline import load_results
 
     t, r = load_results("transformer", 0)["outputs"], load_results("recurrent", 0)["outputs"]
     return sum(a != b for a, b in zip(t, r)) / len(t)

@@ -6,7 +6,7 @@ The script is inlined into the cell's output when the figure is displayed, so th
 figure works in the static book (no kernel, nothing from another host) and in a
 notebook opened alone (Jupyter, Colab, Kaggle) once its cell has run.
 
-Figures are course plumbing, like ``utils/plotting.py``: they draw what the chapters
+Figures are course plumbing, like ``utils/book/plotting.py``: they draw what the chapters
 compute; the model code they show lives in the taught modules.
 """
 

@@ -18,7 +18,9 @@ import numbers
 import pathlib
 import re
 
-from ..checks import is_int
+import torch
+
+from ..core.checks import is_int
 
 JS_DIR = pathlib.Path(__file__).resolve().parent / "js"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -121,3 +123,18 @@ class InteractiveFigure:
 
     def __repr__(self):
         return f"<interactive figure {self.name!r} #{self.figure_id}: {self.nbytes:,} bytes of HTML>"
+
+
+def float_matrix(x, name, shape=None):
+    """``x`` as a float64 copy, detached; raise unless it is a 2-D floating-point tensor (of ``shape``, if given).
+
+    Raises:
+        TypeError: ``x`` is not a 2-D floating-point tensor (the message names it ``name``).
+        ValueError: its shape is not ``shape``.
+    """
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() != 2:
+        got = f"a {x.dim()}-D {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(f"{name} must be a 2-D floating-point tensor, got {got}")
+    if shape is not None and tuple(x.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(x.shape)}")
+    return x.detach().double()

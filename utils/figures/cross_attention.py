@@ -1,7 +1,7 @@
 """Chapter 16's cross-attention figure: which German pieces each English piece reads.
 
 ``cross_attention_weights`` runs one sentence pair through a trained
-:class:`~utils.model.Transformer` and returns the weights of every decoder layer's
+:class:`~utils.model.transformer.Transformer` and returns the weights of every decoder layer's
 encoder-decoder attention (section 3.2.3): queries from the decoder, keys and values
 from the encoder's output. ``cross_attention_figure`` shows them as a heat map, one row
 per English output piece (the decoder position that predicts it), one column per German
@@ -21,9 +21,9 @@ import html
 
 import torch
 
-from ..checks import is_int
-from ..masks import BOS_ID
-from ..model import Transformer
+from ..core.checks import is_int
+from ..core.masks import BOS_ID
+from ..model.transformer import Transformer
 from .base import InteractiveFigure
 
 WORD_START = "▁"  # SentencePiece's mark of a word start
@@ -56,7 +56,7 @@ def cross_attention_weights(model, src, tgt_in) -> torch.Tensor:
     raises.
 
     Args:
-        model: a :class:`~utils.model.Transformer` (in chapter 16 the trained German to
+        model: a :class:`~utils.model.transformer.Transformer` (in chapter 16 the trained German to
             English model).
         src: (1, src_len) torch.long source ids (the German sentence).
         tgt_in: (1, tgt_len) torch.long decoder input: ``<s>`` (``BOS_ID``) then the
@@ -75,7 +75,7 @@ def cross_attention_weights(model, src, tgt_in) -> torch.Tensor:
             outside the vocabulary, a sequence longer than ``max_len``) pass through.
     """
     if not isinstance(model, Transformer):
-        raise TypeError(f"model must be a utils.model.Transformer, got {type(model).__name__}")
+        raise TypeError(f"model must be a utils.model.transformer.Transformer, got {type(model).__name__}")
     src, tgt_in = _ids(src, "src"), _ids(tgt_in, "tgt_in")
     if tgt_in[0, 0].item() != BOS_ID:
         raise ValueError(f"tgt_in must start with <s> (id {BOS_ID}), the decoder's first input; "

@@ -16,10 +16,10 @@ import math
 
 import torch
 
-from ..checks import is_int
-from ..embeddings import Tokenizer
-from ..masks import padding_mask, target_mask
-from ..model import Transformer
+from ..core.checks import is_int
+from ..core.masks import padding_mask, target_mask
+from ..model.embeddings import Tokenizer
+from ..model.transformer import Transformer
 from .base import InteractiveFigure
 
 N_FIRST = 4  # numbers shown of a vector
@@ -37,11 +37,11 @@ def explorer_steps(model, src, tgt_in, tokenizer=None):
     """The 14 steps of ``src`` (encoder) and ``tgt_in`` (decoder input) through ``model``.
 
     Args:
-        model: a trained :class:`~utils.model.Transformer` (put in eval mode for the trace,
+        model: a trained :class:`~utils.model.transformer.Transformer` (put in eval mode for the trace,
             then restored).
         src: (1, src_len) long ids, for example ``c a b e d`` = [[5, 3, 4, 7, 6]].
         tgt_in: (1, tgt_len) long ids, the decoder input starting with ``<s>``.
-        tokenizer: maps ids to tokens (default :class:`~utils.embeddings.Tokenizer`).
+        tokenizer: maps ids to tokens (default :class:`~utils.model.embeddings.Tokenizer`).
 
     Returns:
         A list of 14 dicts with ``phase`` (input, encoder, decoder, output), ``title``,
@@ -54,7 +54,7 @@ def explorer_steps(model, src, tgt_in, tokenizer=None):
         TypeError: ``model`` is not a Transformer. ValueError: ids of the wrong kind.
     """
     if not isinstance(model, Transformer):
-        raise TypeError(f"model must be a utils.model.Transformer, got {type(model).__name__}")
+        raise TypeError(f"model must be a utils.model.transformer.Transformer, got {type(model).__name__}")
     src, tgt_in = _ids(src, "src"), _ids(tgt_in, "tgt_in")
     tok = tokenizer or Tokenizer()
     src_tokens = [tok.itos[i] for i in src[0].tolist()]

@@ -1,11 +1,11 @@
 """The paper's Figure 1 (the encoder-decoder architecture), drawn for a real model.
 
-Not an interactive figure: a matplotlib drawing, like ``utils/plotting.py``. The
+Not an interactive figure: a matplotlib drawing, like ``utils/book/plotting.py``. The
 shapes written on its arrows are not typed in: :func:`figure1_shapes` runs the model
 once on one example with forward hooks and records the shape of every tensor that
 flows along an arrow of the paper's diagram; :func:`draw_figure1` writes them there.
 
-    from utils import TINY, Transformer, shift_right
+    from .. import TINY, shift_right, Transformer
     shapes = figure1_shapes(Transformer(**TINY).eval(), src, shift_right(tgt))
     draw_figure1(shapes)
 
@@ -20,8 +20,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.patches import Circle, FancyBboxPatch
 
-from ..attention import MultiHeadAttention
-from ..masks import padding_mask, target_mask
+from ..core.masks import padding_mask, target_mask
+from ..model.attention import MultiHeadAttention
 
 __all__ = ["figure1_shapes", "draw_figure1", "ARROWS"]
 

@@ -15,9 +15,9 @@ import math
 
 import torch
 
-from ..checks import is_int
-from ..embeddings import positional_encoding
-from ..numerics import within
+from ..core.checks import is_int
+from ..core.numerics import within
+from ..model.embeddings import positional_encoding
 from .base import InteractiveFigure
 
 

@@ -4,13 +4,13 @@ lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (equation 3). A menu p
 d_model, a slider the warm-up; the curve is drawn on log-log axes (the warm-up is a line
 of slope 1, the decay a line of slope -1/2) and the rates at a few steps are printed.
 The browser computes the rate with the formula; the description's numbers come from
-``utils.training.rate``.
+``utils.training.recipe.rate``.
 """
 
 from __future__ import annotations
 
-from ..checks import is_int
-from ..training import rate
+from ..core.checks import is_int
+from ..training.recipe import rate
 from .base import InteractiveFigure
 
 D_MODELS = (64, 128, 256, 512, 1024)

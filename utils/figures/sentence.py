@@ -12,21 +12,10 @@ from __future__ import annotations
 import html
 import math
 
-import torch
-
-from ..attention import scaled_dot_product_attention
-from ..checks import is_int
-from ..masks import causal_mask
-from .base import InteractiveFigure
-
-
-def _matrix(x, name, shape=None):
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() != 2:
-        got = f"a {x.dim()}-D {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise TypeError(f"{name} must be a 2-D floating-point tensor, got {got}")
-    if shape is not None and tuple(x.shape) != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {tuple(x.shape)}")
-    return x.detach().double()
+from ..core.checks import is_int
+from ..core.masks import causal_mask
+from ..model.attention import scaled_dot_product_attention
+from .base import InteractiveFigure, float_matrix
 
 
 def sentence_figure(words, keys, values, queries, query=0, figure_id="fig-sentence"):
@@ -51,17 +40,17 @@ def sentence_figure(words, keys, values, queries, query=0, figure_id="fig-senten
     if not isinstance(words, (list, tuple)) or not words or not all(isinstance(w, str) and w for w in words):
         raise TypeError(f"words must be a non-empty list of non-empty strings, got {words!r}")
     n = len(words)
-    keys = _matrix(keys, "keys")
+    keys = float_matrix(keys, "keys")
     if keys.size(0) != n:
         raise ValueError(f"keys must have one row per word ({n}), got shape {tuple(keys.shape)}")
     d_k = keys.size(1)
-    values = _matrix(values, "values")
+    values = float_matrix(values, "values")
     if values.size(0) != n:
         raise ValueError(f"values must have one row per word ({n}), got shape {tuple(values.shape)}")
     if not isinstance(queries, (list, tuple)) or len(queries) != 2:
         raise ValueError(f"queries must be a list of two (n, d_k) tensors (head 1, head 2), got {type(queries).__name__}"
                          + (f" of length {len(queries)}" if isinstance(queries, (list, tuple)) else ""))
-    queries = [_matrix(q, f"queries[{h}]", (n, d_k)) for h, q in enumerate(queries)]
+    queries = [float_matrix(q, f"queries[{h}]", (n, d_k)) for h, q in enumerate(queries)]
     if not is_int(query) or not 0 <= query < n:
         raise ValueError(f"query must be a word index in 0..{n - 1}, got {query!r}")
     query = int(query)

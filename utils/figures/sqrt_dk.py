@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import math
 
-from ..attention import scaled_dot_product_attention
-from ..checks import is_int
-from .base import InteractiveFigure
-from .sentence import _matrix
+from ..core.checks import is_int
+from ..model.attention import scaled_dot_product_attention
+from .base import InteractiveFigure, float_matrix
 
 D_MIN, D_MAX = 2, 512
 
@@ -40,12 +39,12 @@ def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
         TypeError, ValueError: an input of the wrong kind or shape, ``token`` out of range,
             or a zero query (it has no angle).
     """
-    Q = _matrix(Q, "Q")
+    Q = float_matrix(Q, "Q")
     n = Q.size(0)
     if Q.size(1) != 2:
         raise ValueError(f"Q must have shape (n, 2): the slider turns a query in a plane; got {tuple(Q.shape)}")
-    K = _matrix(K, "K", (n, 2))
-    V = _matrix(V, "V")
+    K = float_matrix(K, "K", (n, 2))
+    V = float_matrix(V, "V")
     if V.size(0) != n:
         raise ValueError(f"V must have one row per token ({n}), got shape {tuple(V.shape)}")
     if not is_int(token) or not 0 <= token < n:

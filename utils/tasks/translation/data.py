@@ -17,19 +17,18 @@ output layer (section 3.4). ``learn_bpe`` is the algorithm by hand; ``train_voca
 trains the real vocabulary with ``sentencepiece``, which learns the same merges on
 a small corpus (``bpe_merges_agree``).
 
-Ship the vocabulary, measure the sizes; train, ship and score the model (``utils.translation_train``)::
+Ship the vocabulary, measure the sizes; train, ship and score the model (``utils.tasks.translation.train``)::
 
-    .venv/bin/python -m utils.translation vocab       # utils/checkpoints/translation/de_en_bpe.model
-    .venv/bin/python -m utils.translation measure     # tokens per sentence and rare dev tokens per size
-    .venv/bin/python -m utils.translation train --workdir _build_mt --steps 9500 --threads 1 [--phrases] [--size base] [--seed 0]
-    .venv/bin/python -m utils.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
-    .venv/bin/python -m utils.translation score       # test BLEU and chrF of the shipped average, beam 4
-    .venv/bin/python -m utils.translation decode      # the test split's translations (chapter 16 reads them)
+    .venv/bin/python -m utils.tasks.translation vocab       # utils/checkpoints/translation/de_en_bpe.model
+    .venv/bin/python -m utils.tasks.translation measure     # tokens per sentence and rare dev tokens per size
+    .venv/bin/python -m utils.tasks.translation train --workdir _build_mt --steps 9500 --threads 1 [--phrases] [--size base] [--seed 0]
+    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
+    .venv/bin/python -m utils.tasks.translation score       # test BLEU and chrF of the shipped average, beam 4
+    .venv/bin/python -m utils.tasks.translation decode      # the test split's translations (chapter 16 reads them)
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import functools
 import io
@@ -40,13 +39,9 @@ import tempfile
 import unicodedata
 import zlib
 
-from .checks import id_list, is_int
-
-# The same batches as chapter 15's (re-exported, not copied): collate pads (src, tgt) id lists into
-# (batch, S) and (batch, T) long tensors with PAD_ID; make_batches is training.length_batches over
-# max(source length, target length), each batch at most max_tokens tokens counting padding (section 5.1).
-from .g2p import collate, make_batches  # noqa: F401
-from .masks import BOS_ID, EOS_ID, PAD_ID
+from ...core.checks import id_list, is_int
+from ...core.env import CHECKPOINTS
+from ...core.masks import BOS_ID, EOS_ID, PAD_ID
 
 #: Where Debian's package puts the dictionary; ``TRANS_DE_EN`` or ``path=`` override it.
 DATA = pathlib.Path("/usr/share/trans/de-en")
@@ -71,7 +66,7 @@ _ANNOTATION = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)")
 _PUNCT = re.compile(r"[^\w\s]")
 
 #: The shipped shared vocabulary (the size chosen in ``VOCAB_SIZE``, trained on the train split).
-#: ``python -m utils.translation measure`` on 1.9-6's dev split (tokens per sentence; share of
+#: ``python -m utils.tasks.translation measure`` on 1.9-6's dev split (tokens per sentence; share of
 #: dev tokens that are <unk>, or pieces seen fewer than 10 times in the encoded train split):
 #:
 #:   size  German  English   <unk>  rare
@@ -83,10 +78,10 @@ _PUNCT = re.compile(r"[^\w\s]")
 #: 4000 keeps sequences short (about 1.8 pieces per word) while almost every piece is
 #: seen often enough in training to learn its embedding; at 8000, 7% of dev tokens are rare.
 #: (Chapter 16 reruns this measurement.)
-SHIPPED = pathlib.Path(__file__).resolve().parent / "checkpoints" / "translation"
+SHIPPED = CHECKPOINTS / "translation"
 VOCAB_SIZE = 4000
 VOCAB_FILE = SHIPPED / "de_en_bpe.model"
-#: The course's special ids (``utils.masks``) and sentencepiece's unknown piece after them.
+#: The course's special ids (``utils.core.masks``) and sentencepiece's unknown piece after them.
 UNK_ID = 3
 
 
@@ -246,7 +241,7 @@ def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
 
 
 @functools.lru_cache(maxsize=4)
-def _pairs_once(path) -> dict[str, list[tuple[str, str]]]:
+def cached_pairs(path) -> dict[str, list[tuple[str, str]]]:
     """``load_pairs(path)``, parsed once per process, for code that only reads it (never mutate it)."""
     return load_pairs(path)
 
@@ -333,7 +328,7 @@ def phrase_pairs(path=None, protect=("dev", "test"), counts=None) -> list[tuple[
     counts = collections.Counter() if counts is None else counts
     index = {}  # first key word -> key words of every protected sentence (German and English)
     for name in protect:
-        for de, en in _pairs_once(data_path(path))[name]:
+        for de, en in cached_pairs(data_path(path))[name]:
             for words in (_key_words(de), _key_words(en)):
                 index.setdefault(words[0], set()).add(words)
     seen, out = set(), []
@@ -378,7 +373,7 @@ def _check_words(words_with_counts):
             raise ValueError(f"every count must be a positive int, got {c!r} for {w!r}")
 
 
-def _merge(symbols: tuple, pair: tuple) -> tuple:
+def merge_pair(symbols: tuple, pair: tuple) -> tuple:
     """Replace every occurrence of ``pair`` in ``symbols``, left to right, by the joined symbol."""
     out, i = [], 0
     while i < len(symbols):
@@ -427,7 +422,7 @@ def learn_bpe(words_with_counts, num_merges) -> list[tuple[str, str]]:
             break
         best = min(pairs, key=lambda p: (-pairs[p], len(p[0] + p[1]), p[0] + p[1]))
         merges.append(best)
-        vocab = {_merge(symbols, best): count for symbols, count in vocab.items()}
+        vocab = {merge_pair(symbols, best): count for symbols, count in vocab.items()}
     return merges
 
 
@@ -436,7 +431,7 @@ def apply_bpe(word: str, merges) -> list[str]:
     _check_words({word: 1})
     symbols = tuple(word) + (END,)
     for pair in merges:
-        symbols = _merge(symbols, tuple(pair))
+        symbols = merge_pair(symbols, tuple(pair))
     return list(symbols)
 
 
@@ -493,7 +488,7 @@ def vocab_sentences(pairs) -> list[str]:
 def train_vocab(model_file, vocab_size=VOCAB_SIZE, path=None) -> pathlib.Path:
     """Train the shared BPE vocabulary on the train split (both languages) with sentencepiece.
 
-    Ids follow ``utils.masks``: 0 ``<pad>`` (PAD_ID), 1 ``<s>`` (BOS_ID), 2 ``</s>``
+    Ids follow ``utils.core.masks``: 0 ``<pad>`` (PAD_ID), 1 ``<s>`` (BOS_ID), 2 ``</s>``
     (EOS_ID), 3 ``<unk>``. Every character of the train split is kept
     (``character_coverage=1.0``), no text normalisation beyond ``normalize``
     (``identity``, so ``decode(encode(s)) == s``), all sentences in file order, one
@@ -522,7 +517,7 @@ def train_vocab(model_file, vocab_size=VOCAB_SIZE, path=None) -> pathlib.Path:
     written = io.BytesIO()  # not model_prefix: sentencepiece would store the path in the file
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(vocab_sentences(_pairs_once(data_path(path))["train"])), model_writer=written,
+            sentence_iterator=iter(vocab_sentences(cached_pairs(data_path(path))["train"])), model_writer=written,
             model_type="bpe", vocab_size=int(vocab_size), character_coverage=1.0,
             normalization_rule_name="identity", pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID,
             pad_piece="<pad>", bos_piece="<s>", eos_piece="</s>", unk_piece="<unk>",
@@ -545,22 +540,23 @@ def load_vocab(model_file=VOCAB_FILE):
 
     model_file = pathlib.Path(model_file)
     if not model_file.is_file():
-        raise FileNotFoundError(f"{model_file} is missing: run `python -m utils.translation vocab`")
+        raise FileNotFoundError(f"{model_file} is missing: run `python -m utils.tasks.translation vocab`")
     sp = spm.SentencePieceProcessor()
     try:
         sp.load(str(model_file))
     except (RuntimeError, OSError) as error:
         raise ValueError(f"{model_file} is not a sentencepiece model ({error}); remake it with "
-                         "`python -m utils.translation vocab`") from None
+                         "`python -m utils.tasks.translation vocab`") from None
     got = (sp.pad_id(), sp.bos_id(), sp.eos_id(), sp.unk_id())
     if got != (PAD_ID, BOS_ID, EOS_ID, UNK_ID):
         raise ValueError(f"{model_file}: special ids (pad, bos, eos, unk) must be {(PAD_ID, BOS_ID, EOS_ID, UNK_ID)} "
-                         f"as in utils.masks, got {got}")
+                         f"as in utils.core.masks, got {got}")
     return sp
 
 
 @functools.lru_cache(maxsize=1)
-def _shipped_vocab():
+def shipped_vocab():
+    """The shipped vocabulary (``load_vocab(VOCAB_FILE)``), loaded once per process."""
     return load_vocab(VOCAB_FILE)
 
 
@@ -575,7 +571,7 @@ def encode(text: str, sp=None) -> list[int]:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str such as 'Guten Morgen!', got {type(text).__name__} {text!r:.60}")
-    return list((sp or _shipped_vocab()).encode(normalize(text)))
+    return list((sp or shipped_vocab()).encode(normalize(text)))
 
 
 def decode(ids, sp=None) -> str:
@@ -585,7 +581,7 @@ def decode(ids, sp=None) -> str:
         TypeError: ``ids`` is not a list, 1-D tensor or 1-D NumPy array.
         ValueError: an id is not an int of the vocabulary.
     """
-    sp = sp or _shipped_vocab()
+    sp = sp or shipped_vocab()
     out = []
     for i in id_list(ids):
         if not is_int(i) or not 0 <= i < sp.get_piece_size():
@@ -623,64 +619,3 @@ def measure_vocab(sp, pairs_by_split, rare=10, split="dev") -> dict:
     return dict(vocab_size=sp.get_piece_size(), de_tokens=sum(map(len, de)) / len(de),
                 en_tokens=sum(map(len, en)) / len(en), unk=sum(i == UNK_ID for i in tokens) / len(tokens),
                 rare=sum(train[i] < rare for i in tokens) / len(tokens))
-
-
-def _main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m utils.translation", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    v = sub.add_parser("vocab", help=f"train the shared vocabulary into {VOCAB_FILE}")
-    v.add_argument("--size", type=int, default=VOCAB_SIZE)
-    m = sub.add_parser("measure", help="tokens per sentence and rare dev tokens for several sizes")
-    m.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
-    from . import translation_train as mt  # the model's commands (train, ship, score) live there
-
-    t = sub.add_parser("train", help="train (or resume) the German-English model")
-    t.add_argument("--workdir", default=str(mt.WORKDIR), help="checkpoints, state and log (default: %(default)s)")
-    t.add_argument("--steps", type=int, default=mt.MT_TRAIN["steps"], help="train until this step (default: %(default)s)")
-    t.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
-    t.add_argument("--phrases", action="store_true", help="also train on the dictionary's phrase pairs")
-    t.add_argument("--seed", type=int, default=mt.MT_TRAIN["seed"], help="initial weights, dropout and batch order "
-                   "(default: %(default)s)")
-    t.add_argument("--size", choices=tuple(mt.MT_SIZES), default="base", help="the model's size (default: %(default)s)")
-    t.add_argument("--dev-size", type=int, default=None, metavar="N", help="evaluate on the first N dev pairs only")
-    s = sub.add_parser("ship", help=f"average the last checkpoints into {mt.AVG_FILE}")
-    s.add_argument("--workdir", default=str(mt.WORKDIR))
-    s.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
-    s.add_argument("--dtype", choices=("float16", "float32"), default="float16", help="stored weights (default: %(default)s)")
-    s.add_argument("--out", default=str(mt.AVG_FILE))
-    d = sub.add_parser("decode", help="translate the test split with both shipped models, greedy and beam")
-    d.add_argument("--out", default=str(mt.OUTPUTS_FILE))
-    d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
-    e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
-    e.add_argument("--path", default=str(mt.AVG_FILE))
-    e.add_argument("--split", choices=tuple(SPLITS), default="test")
-    e.add_argument("--decode", choices=mt.DECODES, default="beam")
-    e.add_argument("--sentences", type=int, default=None, metavar="N", help="score only the first N pairs of the split")
-    args = parser.parse_args(argv)
-    if args.cmd == "vocab":
-        print("wrote", train_vocab(VOCAB_FILE, args.size))
-    elif args.cmd == "train":
-        mt.train_translation(args.workdir, steps=args.steps, threads=args.threads, phrases=args.phrases, seed=args.seed,
-                             dev_size=args.dev_size, size=args.size)
-    elif args.cmd == "ship":
-        print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
-        if args.out == str(mt.AVG_FILE):  # the shipped pair: the average and the last checkpoint alone
-            print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
-    elif args.cmd == "decode":
-        print("wrote", mt.decode_test_split(args.out, threads=args.threads))
-    elif args.cmd == "score":
-        r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
-        print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "
-              f"BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f}")
-        print(f"BLEU signature: {r['bleu_signature']}")
-        print(f"chrF signature: {r['chrf_signature']}")
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            for size in args.sizes:
-                r = measure_vocab(load_vocab(train_vocab(pathlib.Path(tmp) / f"v{size}.model", size)), _pairs_once(data_path()))
-                print(f"{size:>5}: German {r['de_tokens']:.2f} and English {r['en_tokens']:.2f} tokens per dev "
-                      f"sentence; dev tokens <unk> {r['unk']:.3%}, rare (<10 in train) {r['rare']:.2%}")
-
-
-if __name__ == "__main__":
-    _main()

@@ -1,10 +1,10 @@
 """German to English translation, trained, shipped and scored: the paper's own task (sections 5 and 6.1).
 
-The data and the shared subword vocabulary are ``utils.translation``'s (Debian's
+The data and the shared subword vocabulary are ``utils.tasks.translation``'s (Debian's
 ``trans-de-en``: 11,881 train, 1,451 dev and 1,340 test sentence pairs; 4,000 BPE
 pieces). The model is the course's ``Transformer`` with its one embedding table tied
 to the output layer (section 3.4); the loop is the course's one loop,
-``utils.loop.Run``, exactly as ``g2p.train_g2p`` uses it: batches by length with a
+``utils.training.loop.Run``, exactly as ``utils.tasks.g2p.train_g2p`` uses it: batches by length with a
 token budget (section 5.1), Adam with the warmup schedule of equation 3 (5.3),
 dropout and label smoothing (5.4), a work folder that a second call resumes bit for
 bit. Every ``eval_every`` steps the run measures the dev loss and the *greedy* dev
@@ -13,10 +13,10 @@ sentences and scored against the dev split's references). Shipping averages the 
 ``keep_last`` checkpoints (section 6.1); scoring decodes the test split with beam
 search (beam 4, alpha 0.6)::
 
-    .venv/bin/python -m utils.translation train --workdir _build_mt --threads 1 --steps 9500
-    .venv/bin/python -m utils.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
-    .venv/bin/python -m utils.translation score                      # test BLEU and chrF, sacrebleu's signatures
-    .venv/bin/python -m utils.translation decode                     # the test split's translations, for chapter 16
+    .venv/bin/python -m utils.tasks.translation train --workdir _build_mt --threads 1 --steps 9500
+    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
+    .venv/bin/python -m utils.tasks.translation score                      # test BLEU and chrF, sacrebleu's signatures
+    .venv/bin/python -m utils.tasks.translation decode                     # the test split's translations, for chapter 16
 
 Run ``train`` again with the same arguments (and a larger ``--steps`` if wanted) to go on.
 
@@ -39,12 +39,15 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from . import g2p, loop
-from . import translation as tr
-from .checks import is_int
-from .decoding import average_checkpoints, greedy_decode
-from .model import Transformer
-from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load
+from ...core.checks import is_int
+from ...core.env import ROOT
+from ...model.decoding import beam_search_batch, decode_by_length, greedy_decode
+from ...model.transformer import Transformer
+from ...training import loop
+from ...training.batching import collate, make_batches
+from ...training.checkpoints import average_checkpoints, checkpoint_steps, torch_load
+from ...training.recipe import LabelSmoothingLoss, dev_loss
+from . import data as tr
 
 #: The model (1.9M parameters with the 4,000-piece vocabulary). ``max_len`` is the
 #: positional table (not a weight): the longest encoded sequence is 90 pieces (a train
@@ -66,11 +69,11 @@ MAX_EXTRA = 20
 #: The ways ``translate`` decodes.
 DECODES = ("greedy", "beam")
 
-WORKDIR = pathlib.Path(__file__).resolve().parents[1] / "_build_mt"
+WORKDIR = ROOT / "_build_mt"
 AVG_FILE = tr.SHIPPED / "de_en_avg.pt"
 #: The run's last checkpoint alone (``ship --keep-last 1``), to show what averaging adds.
 LAST_FILE = tr.SHIPPED / "de_en_last.pt"
-#: The shipped models' decodes of the test split (``python -m utils.translation decode``).
+#: The shipped models' decodes of the test split (``python -m utils.tasks.translation decode``).
 OUTPUTS_FILE = tr.SHIPPED / "de_en_test_outputs.json"
 #: The logs of the short runs that chose the model's size and whether to add the phrase
 #: entries (``small.jsonl``, ``large.jsonl``, ``phrases.jsonl``: copies of the runs'
@@ -97,23 +100,23 @@ def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer:
 
 
 @functools.lru_cache(maxsize=2)
-def _training_data(max_tokens: int, phrases: bool) -> tuple[list, list, list]:
+def training_data(max_tokens: int, phrases: bool) -> tuple[list, list, list]:
     """(train examples, dev pairs (text), ``make_batches`` of the train examples), made once per
     process for ``train_translation`` (read only: never mutate them). An example is (German ids,
     English ids + ``</s>``); with ``phrases`` the dictionary's 367,354 phrase pairs follow the
     11,881 sentence pairs (reading and encoding them takes about 20 s)."""
-    sp = tr._shipped_vocab()
-    by_split = tr._pairs_once(tr.data_path())
+    sp = tr.shipped_vocab()
+    by_split = tr.cached_pairs(tr.data_path())
     pairs = tr.encode_pairs(by_split["train"], sp)
     if phrases:
         pairs += tr.encode_pairs(tr.phrase_pairs(), sp)
-    return pairs, by_split["dev"], tr.make_batches(pairs, max_tokens)
+    return pairs, by_split["dev"], make_batches(pairs, max_tokens)
 
 
 # ---------------------------------------------------------------- decoding and scoring
 
 class _Text:
-    """Sentences in, sentences out: the two methods ``g2p._decode_by_length`` calls, for text."""
+    """Sentences in, sentences out: the two methods ``decoding.decode_by_length`` calls, for text."""
 
     def __init__(self, sp):
         self.sp = sp
@@ -134,7 +137,7 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
 
     Sentences are decoded ``batch_size`` at a time, grouped by length (little padding):
     ``greedy`` by ``decoding.greedy_decode`` (at most ``max_extra`` pieces past the
-    longest source of the batch), ``beam`` by ``g2p.beam_search_batch`` (section 6.1;
+    longest source of the batch), ``beam`` by ``decoding.beam_search_batch`` (section 6.1;
     each sentence at most ``max_extra`` pieces past its own source), best hypothesis.
 
     Args:
@@ -155,7 +158,7 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
     if not is_int(max_extra) or max_extra < 0:
         raise ValueError(f"max_extra must be an int >= 0 (pieces past the source), got {max_extra!r}")
     batch_size = (200 if decode == "greedy" else 100) if batch_size is None else batch_size
-    sp = sp or tr._shipped_vocab()
+    sp = sp or tr.shipped_vocab()
     model.eval()
     if decode == "greedy":
         def decode_batch(src):
@@ -163,8 +166,8 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
     else:
         def decode_batch(src):
             return [tr.decode(hyps[0].tokens, sp)
-                    for hyps in g2p.beam_search_batch(model, src, beam_size, alpha, max_extra)]
-    return g2p._decode_by_length(sentences, _Text(sp), batch_size, decode_batch)
+                    for hyps in beam_search_batch(model, src, beam_size, alpha, max_extra)]
+    return decode_by_length(sentences, _Text(sp), batch_size, decode_batch)
 
 
 def bleu_chrf(hyps, streams) -> dict:
@@ -172,7 +175,7 @@ def bleu_chrf(hyps, streams) -> dict:
 
     Args:
         hyps: one English string per source.
-        streams: reference streams as ``translation.reference_streams`` gives them (stream
+        streams: reference streams as ``data.reference_streams`` gives them (stream
             k holds each source's k-th reference or None): several references per source
             are allowed, and sacrebleu's signature then says ``nrefs:var``.
 
@@ -226,9 +229,19 @@ def _config(steps, threads, phrases, recipe, size="base") -> tuple[dict, dict]:
     """(the recipe with ``steps``, the run's config: model and recipe without steps), checked."""
     if not isinstance(size, str) or size not in MT_SIZES:
         raise ValueError(f"size must be one of {sorted(MT_SIZES)}, got {size!r}")
-    unknown = set(recipe) - set(MT_TRAIN)
+    model_fields = set(MT_MODEL) - {"max_len"}
+    unknown = set(recipe) - set(MT_TRAIN) - model_fields
     if unknown:
-        raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(MT_TRAIN)} (and phrases)")
+        raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(MT_TRAIN)}, the model's "
+                         f"{sorted(model_fields)} (and phrases)")
+    model = {**MT_MODEL, **MT_SIZES[size], **{k: v for k, v in recipe.items() if k in model_fields}}
+    for name in ("d_model", "h", "d_ff", "N"):
+        if not is_int(model[name]) or model[name] < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {type(model[name]).__name__} {model[name]!r}")
+        model[name] = int(model[name])
+    if not isinstance(model["p_drop"], (int, float)) or isinstance(model["p_drop"], bool) or not 0 <= model["p_drop"] < 1:
+        raise ValueError(f"p_drop must be a number in [0, 1), got {model['p_drop']!r}")
+    recipe = {k: v for k, v in recipe.items() if k not in model_fields}
     cfg = {**MT_TRAIN, **recipe, **({} if steps is None else dict(steps=steps))}
     lowest = dict(steps=1, save_every=1, eval_every=1, max_tokens=1, warmup=1, keep_last=1, seed=0)
     for name, low in {**lowest, "threads": 1}.items():
@@ -242,14 +255,14 @@ def _config(steps, threads, phrases, recipe, size="base") -> tuple[dict, dict]:
     if not isinstance(phrases, bool):
         raise TypeError(f"phrases must be True or False (add the dictionary's phrase pairs), got {phrases!r}")
     recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
-    return cfg, dict(model={**MT_MODEL, **MT_SIZES[size]}, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases))
+    return cfg, dict(model=model, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases))
 
 
 def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
                       dev_size=None, size="base", **recipe) -> nn.Module:
     """Train the German to English Transformer with the paper's recipe; resumable.
 
-    The loop is ``utils.loop.Run`` with a work folder, as in ``g2p.train_g2p``. It writes
+    The loop is ``utils.training.loop.Run`` with a work folder, as in ``utils.tasks.g2p.train_g2p``. It writes
     under ``workdir``: ``state.pt`` (model, Adam, schedule, random state, epoch and
     position in the data; rewritten at each save point), ``step{N}.pt`` (the weights every
     ``save_every`` steps, the last ``keep_last`` kept) and ``log.jsonl`` (a header: the
@@ -267,7 +280,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         threads: PyTorch's CPU threads (1 is reproducible to the bit on one machine).
         progress: a progress bar and a line per evaluation.
         dev_eval: evaluate on the dev split (False: no evaluation, for quick runs).
-        phrases: also train on the dictionary's phrase pairs (``translation.phrase_pairs``,
+        phrases: also train on the dictionary's phrase pairs (``data.phrase_pairs``,
             which never hold a dev or test sentence). Part of the recipe: a folder trained
             with one setting refuses the other.
         dev_size: evaluate on the first ``dev_size`` dev pairs only (default: all 1,451;
@@ -275,7 +288,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         size: a key of ``MT_SIZES``: "base" (``MT_MODEL``), or "small" / "large" (half and
             twice its ``d_model`` and ``d_ff``), the sizes measured against it. Part of the config.
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
-            ``seed``, ``save_every``, ``eval_every``, ``keep_last``).
+            ``seed``, ``save_every``, ``eval_every``, ``keep_last``), or of ``MT_MODEL`` (``d_model``,
+            ``h``, ``d_ff``, ``N``, ``p_drop``; applied after ``size``): the recipe ablations of chapter 16.
 
     Returns:
         The trained model (eval mode).
@@ -298,10 +312,10 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         if saved != run_cfg:
             raise ValueError(f"{state_path} holds a run with another configuration: {saved} (this one: {run_cfg}); "
                              f"use another workdir")
-    from .env import set_seed
+    from ...core.env import set_seed
 
     set_seed(cfg["seed"], threads=threads)
-    pairs, dev_text, batches = _training_data(cfg["max_tokens"], phrases)
+    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases)
     dev_text = dev_text[:dev_size]
     dev_examples = tr.encode_pairs(dev_text)
     model = new_model(run_cfg["model"])
@@ -313,7 +327,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         header["signatures"] = {k: v for k, v in bleu_chrf(list(streams[0]), streams).items() if k.endswith("signature")}
 
     def evaluate(model, step):  # the loop calls it in eval mode, without gradients
-        result = dict(dev_loss=g2p.dev_loss(model, dev_examples, criterion))
+        result = dict(dev_loss=dev_loss(model, dev_examples, criterion))
         hyps = translate(model, sources)
         result.update((f"dev_{k}", v) for k, v in bleu_chrf(hyps, streams).items() if not k.endswith("signature"))
         if progress:
@@ -321,46 +335,13 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
                        f"chrF {result['dev_chrf']:.2f} ({run.train_seconds / 60:.1f} min of training)")
         return result
 
-    run = loop.Run(model, loop.EpochBatches(batches, lambda indices: tr.collate([pairs[i] for i in indices]), cfg["seed"]),
+    run = loop.Run(model, loop.EpochBatches(batches, lambda indices: collate([pairs[i] for i in indices]), cfg["seed"]),
                    d_model=model.embed.d_model, warmup=cfg["warmup"], criterion=criterion, save_every=cfg["save_every"],
                    keep_last=cfg["keep_last"], evaluate=evaluate if dev_eval else None, eval_every=cfg["eval_every"],
                    workdir=workdir, config=run_cfg, name=NAME, progress=progress, desc="German-English training",
                    header=header)
     run.train(cfg["steps"])
     return model.eval()
-
-
-def training_flops(config, steps) -> list[int]:
-    """Cumulative training FLOPs of a run after each of its first ``steps`` steps: entry k-1 is the total
-    of steps 1 to k.
-
-    ``config`` is a log header's "start" (the model, and the recipe's ``max_tokens``, ``seed``
-    and ``phrases``). Each step is counted by ``flops.transformer_step_flops`` on the padded
-    batch that the run drew at that step: the batch order is replayed as ``loop.EpochBatches``
-    draws it, without running the model (chapter 10 counts FLOPs the same way). The counts
-    include padding, as the computation does.
-
-    Raises:
-        ValueError: ``steps`` is not an int >= 1; ``config`` lacks "model" or "recipe".
-    """
-    from .flops import transformer_step_flops
-
-    if not is_int(steps) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    if not isinstance(config, dict) or not {"model", "recipe"} <= set(config):
-        raise ValueError(f"config must be a log header's 'start' (with 'model' and 'recipe'), got {config!r:.120}")
-    recipe = config["recipe"]
-    pairs, _, batches = _training_data(recipe["max_tokens"], recipe.get("phrases", False))
-    per_batch = []
-    for indices in batches:
-        src, tgt = tr.collate([pairs[i] for i in indices])
-        per_batch.append(transformer_step_flops(src.size(0), src.size(1), tgt.size(1), tr.VOCAB_SIZE, **config["model"]))
-    order = loop.EpochBatches([[i] for i in range(len(batches))], lambda one: per_batch[one[0]], recipe["seed"])
-    total, out = 0, []
-    for _ in range(steps):
-        total += next(order)
-        out.append(total)
-    return out
 
 
 def read_log(path) -> tuple[dict, list[dict]]:
@@ -393,12 +374,12 @@ def ship(workdir=WORKDIR, out=AVG_FILE, keep_last=None, dtype="float16") -> path
     if dtype not in ("float16", "float32"):
         raise ValueError(f"dtype must be 'float16' or 'float32', got {dtype!r}")
     workdir, out = pathlib.Path(workdir), pathlib.Path(out)
-    steps = _checkpoint_steps(workdir, prefix="step")[-int(keep_last):]
+    steps = checkpoint_steps(workdir, prefix="step")[-int(keep_last):]
     if len(steps) < keep_last:
         raise FileNotFoundError(f"need {keep_last} checkpoints step{{N}}.pt in {workdir}, found steps {steps}")
     header, _ = read_log(workdir / "log.jsonl")
     remedy = f"delete it (the other checkpoints of {workdir} are kept) or train again"
-    states = [_torch_load(workdir / f"step{s}.pt", f"a checkpoint saved by {NAME} (a state_dict)", remedy) for s in steps]
+    states = [torch_load(workdir / f"step{s}.pt", f"a checkpoint saved by {NAME} (a state_dict)", remedy) for s in steps]
     average = {k: v.to(getattr(torch, dtype)) if v.is_floating_point() else v for k, v in average_checkpoints(states).items()}
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -421,10 +402,10 @@ def load_shipped(path=AVG_FILE) -> tuple[nn.Module, list[int]]:
     """
     path = pathlib.Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `python -m utils.translation train`, then "
-                                "`python -m utils.translation ship`")
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.tasks.translation train`, then "
+                                "`python -m utils.tasks.translation ship`")
     expected = "a shipped translation model (a dict with keys ['config', 'state_dict', 'steps'])"
-    saved = _torch_load(path, expected, "remake it with `python -m utils.translation ship` (or restore it with git)")
+    saved = torch_load(path, expected, "remake it with `python -m utils.tasks.translation ship` (or restore it with git)")
     if not isinstance(saved, dict) or set(saved) != {"steps", "config", "state_dict"}:
         got = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
         raise ValueError(f"{path} must be {expected}, got {got}")
@@ -448,7 +429,7 @@ def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None) ->
     if sentences is not None and (not is_int(sentences) or sentences < 1):
         raise ValueError(f"sentences must be None (all) or an int >= 1, got {sentences!r}")
     model, steps = load_shipped(path)
-    pairs = tr._pairs_once(tr.data_path())[split][:sentences]
+    pairs = tr.cached_pairs(tr.data_path())[split][:sentences]
     return dict(score_pairs(model, pairs, decode=decode), steps=steps)
 
 
@@ -469,7 +450,7 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
     Chapter 16 reads these outputs instead of translating the test sentences four times (minutes
     on one core), and ``tests/test_translation_train.py`` translates a sample
     again and compares. The file (JSON) holds the distinct German test sentences in order
-    (``translation.reference_streams``), the steps each model averages, the machine, and
+    (``data.reference_streams``), the steps each model averages, the machine, and
     for each (weights, decoding) of ``OUTPUT_KINDS`` one English sentence per source.
     ``threads`` sets PyTorch's CPU threads: more threads than free cores can make decoding
     many times slower (OpenMP threads wait for each other), and one thread decodes the
@@ -481,7 +462,7 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
     if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
     torch.set_num_threads(int(threads))
-    sources, _ = tr.reference_streams(tr._pairs_once(tr.data_path())["test"])
+    sources, _ = tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])
     record = dict(kind="translation test outputs", sources=sources, versions=_versions(), steps={}, outputs={})
     for which, decode in OUTPUT_KINDS:
         model, steps = load_shipped(shipped_path(which))
@@ -505,9 +486,9 @@ def load_test_outputs(path=OUTPUTS_FILE) -> dict:
             the command that remakes it), or its sources are not this data's test split.
     """
     path = pathlib.Path(path)
-    remake = "rerun `python -m utils.translation decode`"
+    remake = "rerun `python -m utils.tasks.translation decode`"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `python -m utils.translation decode`")
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.tasks.translation decode`")
     try:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -519,7 +500,7 @@ def load_test_outputs(path=OUTPUTS_FILE) -> dict:
     if not isinstance(outputs, dict) or not all(
             isinstance(outputs.get(k), list) and all(isinstance(h, str) for h in outputs[k]) for k in kinds):
         raise ValueError(f"{path}: 'outputs' must map each of {kinds} to a list of strings; {remake}")
-    if sources != tr.reference_streams(tr._pairs_once(tr.data_path())["test"])[0]:
+    if sources != tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])[0]:
         raise ValueError(f"{path}: its sources are not the test split of this dictionary; {remake}")
     out = {"sources": sources, "steps": record.get("steps")}
     for which, decode in OUTPUT_KINDS:

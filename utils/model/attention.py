@@ -4,7 +4,7 @@ Mask convention, used everywhere in the course: a mask is a ``torch.bool``
 tensor that broadcasts to the scores ``(..., q_len, k_len)``; ``True`` means
 the query may attend to that key, ``False`` means the key is hidden.
 
-A mask whose reading is ambiguous is refused (``utils.checks.check_mask``): with
+A mask whose reading is ambiguous is refused (``utils.core.checks.check_mask``): with
 batched scores ``(batch, h, q_len, k_len)``, a 2-D mask is read as ``(q_len, k_len)``,
 so one whose first dimension equals the batch size could be a ``(batch, k_len)``
 padding mask that broadcasting would silently misread. Give padding masks as
@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-from .checks import check_mask, check_positive_int, check_qkv, check_tensor
+from ..core.checks import check_mask, check_positive_int, check_qkv, check_tensor
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):

@@ -1,6 +1,6 @@
 """The reference run of chapter 10, shipped as files: a result of training.
 
-``python -m utils.training`` trains ``Transformer(**TINY)`` for 3,000 steps exactly as
+``python -m utils.tasks.reversal`` trains ``Transformer(**TINY)`` for 3,000 steps exactly as
 chapter 10 does, with one thread and fixed seeds, and writes
 
 - the weights of steps 2,600 to 3,000 (``utils/checkpoints/tiny_step*.pt``), which
@@ -25,7 +25,7 @@ import platform
 
 import torch
 
-from .training import CHECKPOINT_DIR
+from .task import CHECKPOINT_DIR
 
 #: The shipped log of the reference run.
 LOG = CHECKPOINT_DIR / "tiny_run.json"
@@ -48,7 +48,7 @@ def machine() -> dict:
 
 
 def write(history: dict, warmup: dict, seconds: float, path=LOG) -> pathlib.Path:
-    """Write the log of a run of ``training.train`` and of the warmup runs to ``path`` (JSON).
+    """Write the log of a run of ``tasks.reversal.task.train`` and of the warmup runs to ``path`` (JSON).
 
     Args:
         history: what ``train`` returns ("train_loss" tensor, "test_step", "test_loss").
@@ -74,8 +74,8 @@ def load(path=LOG) -> dict:
     """
     path = pathlib.Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no reference run at {path}; make it with: PYTHONPATH=. python -m utils.training")
-    remake = "remake it with: PYTHONPATH=. python -m utils.training (or restore it with git)"
+        raise FileNotFoundError(f"no reference run at {path}; make it with: PYTHONPATH=. python -m utils.tasks.reversal")
+    remake = "remake it with: PYTHONPATH=. python -m utils.tasks.reversal (or restore it with git)"
     try:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..core.checks import check_positive_int, check_tensor, check_width
+from ..core.masks import causal_mask
 from .attention import MultiHeadAttention
-from .checks import check_positive_int, check_tensor, check_width
-from .masks import causal_mask
 
 
 class PositionwiseFeedForward(nn.Module):

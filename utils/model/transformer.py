@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import check_ids, check_memory, check_model_config, check_module
+from ..core.checks import check_ids, check_memory, check_model_config, check_module
+from ..core.masks import PAD_ID, padding_mask, target_mask
 from .embeddings import Embeddings, positional_encoding
 from .layers import DecoderLayer, EncoderLayer
-from .masks import PAD_ID, padding_mask, target_mask
 
 #: The running example's tiny model (234,304 parameters).
 TINY = dict(vocab_size=13, d_model=64, h=4, d_ff=256, N=2, p_drop=0.1)

@@ -1,11 +1,11 @@
 """One training loop for every task of the course (paper section 5).
 
-Chapter 10 teaches the step, ``utils.training.train_step``: the decoder reads
+Chapter 10 teaches the step, ``utils.training.recipe.train_step``: the decoder reads
 the target shifted right, the masks are built once per batch, the label-smoothed
 loss (section 5.4) is backpropagated and Adam takes one step at the rate of
 equation 3 (section 5.3). ``Run`` repeats that step and does the bookkeeping
 every task needs, the same way for each of them: chapter 10's reversal task
-(``training.train``, ``training.short_run``), the Table 3 sweep
+(``tasks.reversal.task.train``, ``tasks.reversal.task.short_run``), the Table 3 sweep
 (``variations.run_row``) and G2P (``g2p.train_g2p``).
 
 A ``Run`` owns
@@ -45,9 +45,10 @@ from collections.abc import Callable, Mapping
 import torch
 from tqdm import tqdm
 
-from . import training
-from .checks import check_module, is_int
-from .masks import PAD_ID
+from ..core.checks import check_module, is_int
+from ..core.masks import PAD_ID
+from .checkpoints import checkpoint_steps, torch_load
+from .recipe import LabelSmoothingLoss, rate, train_step
 
 #: The keys of a saved training state (``batches``, ``eval_seconds`` and ``cuda_rng`` may be absent:
 #: states that ``g2p.train_g2p`` wrote before this loop kept ``epoch`` and ``position`` at the top).
@@ -186,7 +187,7 @@ def read_state(path, owner: str = "loop.Run") -> dict:
     """
     path = pathlib.Path(path)
     remedy = f"delete it (or the whole folder {path.parent}) to train afresh, or pass another workdir"
-    state = training._torch_load(path, f"a training state saved by {owner}", remedy)
+    state = torch_load(path, f"a training state saved by {owner}", remedy)
     if not isinstance(state, dict) or not state.keys() >= set(STATE_KEYS):
         got = sorted(state) if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"{path} must be a training state saved by {owner}, a dict with keys {sorted(STATE_KEYS)}, "
@@ -211,7 +212,7 @@ class Run:
             (batch, T)) long ids, and ``state_dict()`` / ``load_state_dict(state)``
             save and restore its position (``GeneratorBatches``, ``EpochBatches``).
             An ``epoch`` attribute, if it has one, goes in every log record.
-        d_model, warmup: the schedule of equation 3 (section 5.3), ``training.rate``.
+        d_model, warmup: the schedule of equation 3 (section 5.3), ``recipe.rate``.
         schedule: instead of d_model and warmup, any function step -> learning rate;
             update k + 1 uses ``schedule(k)`` (PyTorch's ``LambdaLR``).
         criterion: the loss of (logits, tgt); default ``LabelSmoothingLoss(0.1)`` (section 5.4).
@@ -275,7 +276,7 @@ class Run:
         if workdir is not None and not isinstance(config, dict):
             raise TypeError(f"a run with a workdir needs config, a dict that says what the run is, got {type(config).__name__}")
         self.model, self.batches = model, batches
-        self.criterion = training.LabelSmoothingLoss() if criterion is None else criterion
+        self.criterion = LabelSmoothingLoss() if criterion is None else criterion
         self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(d_model, warmup, schedule))
         self.save_every, self.keep_last, self.eval_every, self.print_every = save_every, keep_last, eval_every, print_every
@@ -300,7 +301,7 @@ class Run:
 
         Raises:
             ValueError: ``steps`` is not a positive int.
-            TypeError, ValueError: from ``training.train_step`` (a model whose output is
+            TypeError, ValueError: from ``recipe.train_step`` (a model whose output is
                 not (batch, tgt_len, vocab)) or from ``evaluate`` (not a dict).
         """
         if not is_int(steps) or steps < 1:
@@ -312,7 +313,7 @@ class Run:
         start = time.perf_counter()
         while self.step < steps:
             src, tgt = (x.to(device) for x in next(self.batches))
-            loss = training.train_step(self.model, src, tgt, self.criterion, self.optimizer, self.scheduler)
+            loss = train_step(self.model, src, tgt, self.criterion, self.optimizer, self.scheduler)
             self._losses.append(loss)
             self._tokens += torch.stack([(src != PAD_ID).sum(), (tgt != PAD_ID).sum()]).cpu()
             self.step += 1
@@ -429,14 +430,14 @@ class Run:
             lines = [line for line in self._log_path.read_text().splitlines()
                      if line.strip() and json.loads(line).get("step", 0) <= self.step]
             self._log_path.write_text("".join(line + "\n" for line in lines))
-            steps = training._checkpoint_steps(self.workdir, prefix="step")
+            steps = checkpoint_steps(self.workdir, prefix="step")
             self.checkpoints = {s: self.workdir / f"step{s}.pt" for s in steps if s <= self.step}
         else:
             self._log_path.write_text(json.dumps(dict(start=self.config, **(header or {}))) + "\n")
 
 
 def _schedule(d_model, warmup, schedule):
-    """The function step -> learning rate: ``schedule``, or ``training.rate`` of d_model and warmup (section 5.3)."""
+    """The function step -> learning rate: ``schedule``, or ``recipe.rate`` of d_model and warmup (section 5.3)."""
     if schedule is not None:
         if d_model is not None or warmup is not None:
             raise TypeError(f"give either schedule or d_model and warmup, not both; got schedule and "
@@ -447,7 +448,7 @@ def _schedule(d_model, warmup, schedule):
     if d_model is None or warmup is None:
         raise TypeError(f"give d_model and warmup (the schedule of equation 3) or a schedule function; "
                         f"got d_model={d_model!r}, warmup={warmup!r}")
-    training._check_rate(0, d_model, warmup, 1.0)  # d_model and warmup: positive ints
+    rate(0, d_model, warmup)  # raises unless d_model and warmup are positive ints
     d_model, warmup = int(d_model), int(warmup)
-    return lambda step: training.rate(step, d_model, warmup)
+    return lambda step: rate(step, d_model, warmup)
 

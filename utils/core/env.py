@@ -1,12 +1,18 @@
-"""Reproducibility helpers shared by every chapter."""
+"""Reproducibility helpers shared by every chapter, and where the course keeps its files."""
 
 import os
+import pathlib
 import random
 
 import numpy as np
 import torch
 
 from .checks import is_int
+
+#: The repository's root folder (the training commands' default work folders live there).
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+#: The shipped results of training: weights, logs and measurements (``utils/checkpoints/``).
+CHECKPOINTS = ROOT / "utils" / "checkpoints"
 
 #: Thread count used everywhere in the course. One thread makes every reduction
 #: run in the same order on any machine, so printed numbers are reproducible.

@@ -11,9 +11,9 @@ checkpoints.
 
 Train (resumable; progress bar; checkpoints and a log under ``--workdir``), ship, score::
 
-    .venv/bin/python -m utils.g2p train --threads 2   # run it again to resume
-    .venv/bin/python -m utils.g2p ship                # average the last checkpoints into utils/checkpoints/g2p/
-    .venv/bin/python -m utils.g2p score               # test WER and PER of the shipped average, beam search
+    .venv/bin/python -m utils.tasks.g2p train --threads 2   # run it again to resume
+    .venv/bin/python -m utils.tasks.g2p ship                # average the last checkpoints into utils/checkpoints/g2p/
+    .venv/bin/python -m utils.tasks.g2p score               # test WER and PER of the shipped average, beam search
 
 Metrics as the literature computes them (Yolchuyeva et al. 2019; Bisani and Ney 2008):
 
@@ -33,18 +33,20 @@ import re
 import time
 import zlib
 
-import numpy as np
 import torch
 from torch import nn
 from tqdm import tqdm
 
-from . import loop
-from .checks import id_list, is_int
-from .decoding import Hypothesis, _check_beam, _check_model, _check_src, length_penalty
-from .masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
-from .model import Transformer
-from .recurrent import G2P_RECURRENT, new_recurrent_model
-from .training import LabelSmoothingLoss, _checkpoint_steps, _torch_load, length_batches
+from ..core.checks import id_list, is_int
+from ..core.env import CHECKPOINTS, ROOT
+from ..core.masks import BOS_ID, EOS_ID, PAD_ID
+from ..model.decoding import beam_search_batch, decode_by_length
+from ..model.recurrent import G2P_RECURRENT, new_recurrent_model
+from ..model.transformer import Transformer
+from ..training import loop
+from ..training.batching import collate, make_batches
+from ..training.checkpoints import checkpoint_steps, torch_load
+from ..training.recipe import LabelSmoothingLoss, dev_loss
 
 #: The 39 phones of CMUdict without stress (ARPAbet), in CMUdict's own order.
 PHONES = ("AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R S SH T TH "
@@ -55,7 +57,7 @@ _WORD = re.compile(r"^[a-z']+$")
 #: Word-level split by ``zlib.crc32(word) % 100``: 0-89 train, 90-94 dev, 95-99 test.
 SPLITS = {"train": range(0, 90), "dev": range(90, 95), "test": range(95, 100)}
 
-#: The model trained by ``python -m utils.g2p train`` (1.4M parameters with the 69-token vocabulary).
+#: The model trained by ``python -m utils.tasks.g2p train`` (1.4M parameters with the 69-token vocabulary).
 G2P_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.1, max_len=64)
 #: The training recipe (section 5): token budget per batch, warmup steps, label smoothing.
 G2P_TRAIN = dict(max_tokens=3000, warmup=4000, eps_ls=0.1, seed=0, steps=18000,
@@ -69,8 +71,8 @@ MAX_EXTRA = 10
 #: The models ``train_g2p`` can train (``arch``).
 ARCHS = ("transformer", "recurrent")
 
-SHIPPED = pathlib.Path(__file__).resolve().parent / "checkpoints" / "g2p"
-WORKDIR = pathlib.Path(__file__).resolve().parents[1] / "_build_g2p"
+SHIPPED = CHECKPOINTS / "g2p"
+WORKDIR = ROOT / "_build_g2p"
 
 
 class G2PVocab:
@@ -146,24 +148,6 @@ def _check_word(word):
         raise TypeError(f"word must be a str such as 'read', got {type(word).__name__} {word!r}")
 
 
-def _is_id_list(ids) -> bool:
-    """A non-empty list or tuple of ints (Python's or NumPy's), or a non-empty 1-D NumPy integer array."""
-    if isinstance(ids, np.ndarray):
-        return ids.ndim == 1 and len(ids) > 0 and np.issubdtype(ids.dtype, np.integer)
-    return isinstance(ids, (list, tuple)) and len(ids) > 0 and all(is_int(t) for t in ids)
-
-
-def _check_pairs(pairs):
-    if not isinstance(pairs, (list, tuple)):
-        raise TypeError(f"pairs must be a list of (source ids, target ids), got {type(pairs).__name__}")
-    if not pairs:
-        raise ValueError("pairs must hold at least one (source ids, target ids) pair, got an empty list")
-    for i, pair in enumerate(pairs):
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_is_id_list(ids) for ids in pair)):
-            raise ValueError(f"pair {i} must be (source ids, target ids), two non-empty lists of ints (or 1-D "
-                             f"integer arrays) such as ([21, 8, 4, 7], [57, 40, 38, 2]) for 'read', got {pair!r}")
-
-
 def split_of(word: str) -> str:
     """'train', 'dev' or 'test': ``zlib.crc32(word) % 100`` in 0-89, 90-94, 95-99.
 
@@ -197,7 +181,7 @@ def load_lexicon() -> dict[str, dict[str, list[list[str]]]]:
 
 
 @functools.lru_cache(maxsize=1)
-def _lexicon_once() -> dict[str, dict[str, list[list[str]]]]:
+def cached_lexicon() -> dict[str, dict[str, list[list[str]]]]:
     """``load_lexicon()``, parsed once per process, for code that only reads it (never mutate it)."""
     return load_lexicon()
 
@@ -208,30 +192,12 @@ def examples(lexicon_split, vocab) -> list[tuple[list[int], list[int]]]:
 
 
 @functools.lru_cache(maxsize=2)
-def _training_data(max_tokens: int) -> tuple[list, list, list]:
+def training_data(max_tokens: int) -> tuple[list, list, list]:
     """(train examples, dev examples, ``make_batches`` of the train examples), made once per
     process and ``max_tokens`` for ``train_g2p`` (read only: never mutate them)."""
-    vocab, lex = G2PVocab(), _lexicon_once()
+    vocab, lex = G2PVocab(), cached_lexicon()
     pairs = examples(lex["train"], vocab)
     return pairs, examples(lex["dev"], vocab), make_batches(pairs, max_tokens)
-
-
-def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pad a list of (src ids, tgt ids) into src (batch, S) and tgt (batch, T) long tensors."""
-    _check_pairs(pairs)
-    S = max(len(s) for s, _ in pairs)
-    T = max(len(t) for _, t in pairs)
-    src = torch.full((len(pairs), S), PAD_ID, dtype=torch.long)
-    tgt = torch.full((len(pairs), T), PAD_ID, dtype=torch.long)
-    for i, (s, t) in enumerate(pairs):
-        src[i, : len(s)] = torch.tensor(s)
-        tgt[i, : len(t)] = torch.tensor(t)
-    return src, tgt
-
-
-def make_batches(pairs, max_tokens) -> list[list[int]]:
-    """``length_batches`` over max(source length, target length): section 5.1 in miniature."""
-    return length_batches([max(len(s), len(t)) for s, t in pairs], max_tokens)
 
 
 def new_model(vocab_size: int = len(PHONES) + len(LETTERS) + 3, **overrides) -> Transformer:
@@ -304,110 +270,15 @@ def per(hyps, refs) -> float:
 
 # ---------------------------------------------------------------- decoding
 
-def _decode_by_length(words, vocab, batch_size, decode_batch) -> list[list[str]]:
-    """Decode ``words`` ``batch_size`` at a time, grouped by length (little padding);
-    ``decode_batch(src)`` returns one list of phones per row of the padded batch.
-    The outputs come back in the order of ``words``."""
-    if isinstance(words, str) or not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
-        raise TypeError(f"words must be a list of strings such as ['read', 'cat'], got {words!r:.80}")
-    if not is_int(batch_size) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    # Duck-typed: chapter 15 defines its own G2PVocab, equal to this one but another class.
-    if not all(callable(getattr(vocab, name, None)) for name in ("encode_word", "decode_phones")):
-        raise TypeError(f"vocab must be a G2PVocab (with encode_word and decode_phones), got {type(vocab).__name__}")
-    order = sorted(range(len(words)), key=lambda i: len(words[i]))
-    out = [None] * len(words)
-    for k in range(0, len(order), batch_size):
-        idx = order[k : k + batch_size]
-        src, _ = collate([(vocab.encode_word(words[i]), [EOS_ID]) for i in idx])
-        for i, phones in zip(idx, decode_batch(src)):
-            out[i] = phones
-    return out
-
 
 def greedy_phones(model, words, vocab, batch_size=500) -> list[list[str]]:
     """Greedy decoding of many words, in batches of words of similar length (at most
     ``MAX_EXTRA`` more phones than the longest word of the batch)."""
-    from .decoding import greedy_decode
+    from ..model.decoding import greedy_decode
 
     model.eval()
-    return _decode_by_length(words, vocab, batch_size, lambda src: [
+    return decode_by_length(words, vocab, batch_size, lambda src: [
         vocab.decode_phones(row) for row in greedy_decode(model, src, max_len=src.size(1) + MAX_EXTRA)])
-
-
-def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True):
-    """Beam search for every row of a padded batch at once (section 6.1).
-
-    Row i gets the search that ``beam_search(model, src[i:i+1, :n_i])`` runs on
-    its own (n_i = its number of non-pad tokens, so its maximum output length is
-    n_i + ``max_extra``): the same rules as ``beam_search_core``, step for step.
-    What changes is the work per step: the live prefixes of all rows (they all
-    have the same length t) go through the decoder as one batch, each against a
-    copy of its row's memory. On a CPU that is many times faster than one search
-    per row; the log-probabilities agree with the one-row search to rounding.
-
-    Args:
-        model: a trained ``Transformer`` in eval mode.
-        src: (batch, src_len) source ids, padded with ``model.pad_id``; every
-            row has at least one non-pad token.
-
-    Returns:
-        A list with one entry per row: its list of ``Hypothesis``, best first.
-
-    Raises:
-        TypeError: src is not an integer tensor.
-        ValueError: src is not 2-D or has an all-padding row; bad beam_size,
-            alpha or max_extra.
-        RuntimeError: the model is in training mode.
-    """
-    _check_src(src)
-    _check_model(model)
-    if not is_int(max_extra) or max_extra < 0:
-        raise ValueError(f"max_extra must be an int >= 0, got {max_extra!r}")
-    lengths = (src != model.pad_id).sum(1).tolist()
-    if min(lengths) == 0:
-        raise ValueError(f"row {lengths.index(0)} of src is all padding; every row needs a token")
-    max_lens = [n + max_extra for n in lengths]
-    _check_beam(beam_size, alpha, max(max_lens))
-    src_mask = padding_mask(src, model.pad_id)
-    with torch.no_grad():
-        memory = model.encode(src, src_mask)
-    live = [[((BOS_ID,), 0.0)] for _ in lengths]  # per row: (prefix with <s>, sum of log-probabilities)
-    finished = [[] for _ in lengths]
-    t = 0
-    while any(live):
-        t += 1
-        rows = [i for i, beam in enumerate(live) for _ in beam]
-        prefixes = torch.tensor([prefix for beam in live for prefix, _ in beam])
-        with torch.no_grad():
-            y = model.decode(prefixes, memory[rows], src_mask[rows], target_mask(prefixes, model.pad_id))
-            logp = torch.log_softmax(model.generator(y[:, -1]), dim=-1)
-        start = 0
-        for i, beam in enumerate(live):
-            if not beam:
-                continue
-            # from here on, row i's step is beam_search_core's step
-            totals = torch.tensor([lp for _, lp in beam], dtype=torch.float64)[:, None] + logp[start:start + len(beam)].double()
-            start += len(beam)
-            best = totals.flatten().topk(min(beam_size - len(finished[i]), totals.numel()))
-            live_next = []
-            for total, index in zip(best.values.tolist(), best.indices.tolist()):
-                row, token = divmod(index, totals.size(1))
-                tokens = beam[row][0] + (token,)
-                if token == EOS_ID:
-                    finished[i].append(Hypothesis(tokens[1:], total, total / length_penalty(t, alpha), True))
-                else:
-                    live_next.append((tokens, total))
-            live[i] = live_next
-            if live_next and early_stop and finished[i]:
-                best_finished = max(h.score for h in finished[i])
-                if max(lp for _, lp in live_next) / length_penalty(max_lens[i], alpha) <= best_finished:
-                    live[i] = []
-            if live[i] and t == max_lens[i]:  # reached max_len without </s>
-                for tokens, total in live[i]:
-                    finished[i].append(Hypothesis(tokens[1:], total, total / length_penalty(max_lens[i], alpha), False))
-                live[i] = []
-    return [sorted(f, key=lambda h: -h.score) for f in finished]
 
 
 def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA, batch_size=250) -> list[list[str]]:
@@ -417,7 +288,7 @@ def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA
     length. The output may be at most ``max_extra`` phones longer than the word.
     """
     model.eval()
-    return _decode_by_length(words, vocab, batch_size, lambda src: [
+    return decode_by_length(words, vocab, batch_size, lambda src: [
         vocab.decode_phones(hyps[0].tokens) for hyps in beam_search_batch(model, src, beam_size, alpha, max_extra)])
 
 
@@ -437,28 +308,10 @@ def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
     return dict(wer=wer(hyps, refs), per=per(hyps, refs), words=words, hyps=hyps)
 
 
-def dev_loss(model, pairs, criterion, max_tokens=6000) -> float:
-    """Label-smoothed loss per target token on ``pairs`` in eval mode.
-
-    Raises:
-        ValueError: ``pairs`` is empty.
-    """
-    if not pairs:
-        raise ValueError("dev_loss needs at least one (source ids, target ids) pair, got none")
-    model.eval()
-    total = count = 0.0
-    with torch.no_grad():
-        for batch in make_batches(pairs, max_tokens):
-            src, tgt = collate([pairs[i] for i in batch])
-            n = int((tgt != PAD_ID).sum())
-            total += criterion(model(src, shift_right(tgt)), tgt).item() * n
-            count += n
-    return total / count
-
-
 # ---------------------------------------------------------------- training
 
-def _versions() -> dict:
+def versions() -> dict:
+    """The versions and machine a G2P run records in its log: Python, PyTorch, cmudict, the CPU architecture, threads."""
     import importlib.metadata as md
 
     return dict(python=platform.python_version(), torch=torch.__version__, cmudict=md.version("cmudict"),
@@ -470,11 +323,11 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     """Train the G2P model with the paper's recipe; resumable.
 
     ``arch`` chooses the model: "transformer" (``new_model``, the shipped one) or
-    "recurrent" (``utils.recurrent.new_recurrent_model``, the GRU encoder-decoder with
+    "recurrent" (``utils.model.recurrent.new_recurrent_model``, the GRU encoder-decoder with
     additive attention of Bahdanau et al. 2015, close in size), trained the same way on
     the same batches.
 
-    The loop is chapter 10's, ``utils.loop.Run`` with a work folder. It writes
+    The loop is chapter 10's, ``utils.training.loop.Run`` with a work folder. It writes
     under ``workdir``: ``state.pt`` (model, optimizer, schedule, random state,
     epoch and position in the data; rewritten every ``save_every`` steps),
     ``step{N}.pt`` (the model's weights at every ``save_every`` steps, all kept)
@@ -516,12 +369,12 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     cfg["seed"] = int(cfg["seed"])
     if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
-    from .env import set_seed
+    from ..core.env import set_seed
 
     set_seed(cfg["seed"], threads=threads)
     vocab = G2PVocab()
-    lex = _lexicon_once()
-    pairs, dev_pairs, batches = _training_data(cfg["max_tokens"])
+    lex = cached_lexicon()
+    pairs, dev_pairs, batches = training_data(cfg["max_tokens"])
     model = new_model(len(vocab)) if arch == "transformer" else new_recurrent_model(len(vocab))
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     run_cfg = dict(model=G2P_MODEL, recipe={k: v for k, v in cfg.items() if k != "steps"})
@@ -541,7 +394,7 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
                    d_model=model.embed.d_model, warmup=cfg["warmup"], criterion=criterion,
                    save_every=cfg["save_every"], evaluate=evaluate if dev_eval else None, eval_every=cfg["eval_every"],
                    workdir=workdir, config=run_cfg, log_name=log_name, name="train_g2p", progress=progress,
-                   desc="G2P training", header=dict(versions=_versions(), train_pairs=len(pairs), train_batches=len(batches),
+                   desc="G2P training", header=dict(versions=versions(), train_pairs=len(pairs), train_batches=len(batches),
                                                     params=sum(p.numel() for p in model.parameters())))
     run.train(cfg["steps"])
     return model.eval()
@@ -582,14 +435,14 @@ def ship(workdir=WORKDIR, out=SHIPPED, keep_last=None) -> pathlib.Path:
             the course's shipped folder, which holds the Transformer chapter 15 reads.
         FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints.
     """
-    from .decoding import average_checkpoints
+    from ..training.checkpoints import average_checkpoints
 
     keep_last = G2P_TRAIN["keep_last"] if keep_last is None else keep_last
     if not is_int(keep_last) or keep_last < 1:
         raise ValueError(f"keep_last must be a positive int, got {keep_last!r}")
     keep_last = int(keep_last)
     workdir, out = pathlib.Path(workdir), pathlib.Path(out)
-    steps = _checkpoint_steps(workdir, prefix="step")  # step{N}.pt; other files and folders are passed over
+    steps = checkpoint_steps(workdir, prefix="step")  # step{N}.pt; other files and folders are passed over
     if len(steps) < keep_last:
         raise FileNotFoundError(f"need {keep_last} checkpoints in {workdir}, found steps {steps}")
     last = steps[-keep_last:]
@@ -643,9 +496,9 @@ def load_shipped(which="avg", directory=SHIPPED) -> tuple[nn.Module, list[int]]:
         raise ValueError(f"which must be 'avg' or 'last', got {which!r}")
     path = pathlib.Path(directory) / f"g2p_{which}.pt"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `python -m utils.g2p train` then `python -m utils.g2p ship`")
-    remedy = "delete it and remake it with `python -m utils.g2p ship` (or restore it with git)"
-    saved = _torch_load(path, "a shipped G2P model (a dict with keys ['state_dict', 'steps'])", remedy)
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.tasks.g2p train` then `python -m utils.tasks.g2p ship`")
+    remedy = "delete it and remake it with `python -m utils.tasks.g2p ship` (or restore it with git)"
+    saved = torch_load(path, "a shipped G2P model (a dict with keys ['state_dict', 'steps'])", remedy)
     if not isinstance(saved, dict) or set(saved) != {"steps", "state_dict"}:
         got = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
         raise ValueError(f"{path} is not a shipped G2P model: expected a dict with keys ['state_dict', 'steps'], "
@@ -674,7 +527,7 @@ def _is_state_dict(x) -> bool:
 def _load_weights(path) -> dict:
     """The state_dict in a ``step{N}.pt`` written by ``train_g2p``, naming the file if it is not one."""
     remedy = f"delete it (the other checkpoints of {pathlib.Path(path).parent} are kept) or train again"
-    state = _torch_load(path, "a checkpoint saved by train_g2p (a state_dict)", remedy)
+    state = torch_load(path, "a checkpoint saved by train_g2p (a state_dict)", remedy)
     if not _is_state_dict(state):
         raise ValueError(f"{path} must be a checkpoint saved by train_g2p (a state_dict: names -> tensors), "
                          f"got {type(state).__name__}; {remedy}")
@@ -696,7 +549,7 @@ def decode_test_split(path=OUTPUTS, progress=True) -> pathlib.Path:
     lexicon = load_lexicon()["test"]
     vocab = G2PVocab()
     words = list(lexicon)
-    record = dict(kind="G2P test outputs", words=words, machine=_versions(), outputs={})
+    record = dict(kind="G2P test outputs", words=words, machine=versions(), outputs={})
     for which, decode in DECODES:
         model, steps = load_shipped(which)
         start = time.perf_counter()
@@ -720,12 +573,12 @@ def load_test_outputs(path=OUTPUTS) -> dict:
     """
     path = pathlib.Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `PYTHONPATH=. python -m utils.g2p decode`")
+        raise FileNotFoundError(f"{path} is missing: run `PYTHONPATH=. python -m utils.tasks.g2p decode`")
     try:
         record = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path} is not readable JSON ({error}); expected the G2P test outputs that "
-                         "`python -m utils.g2p decode` writes") from None
+                         "`python -m utils.tasks.g2p decode` writes") from None
     if not isinstance(record, dict) or record.get("kind") != "G2P test outputs":
         raise ValueError(f"{path} is not a file of G2P test outputs (its 'kind' field differs)")
     words, outputs = record.get("words"), record.get("outputs")
@@ -733,9 +586,9 @@ def load_test_outputs(path=OUTPUTS) -> dict:
             isinstance(outputs.get(f"{w} {d}"), list) and all(isinstance(h, str) for h in outputs[f"{w} {d}"])
             for w, d in DECODES):
         raise ValueError(f"{path}: 'outputs' must map each of {[f'{w} {d}' for w, d in DECODES]} to a list of "
-                         "strings (one per word); rerun `python -m utils.g2p decode`")
-    if words != list(_lexicon_once()["test"]):
-        raise ValueError(f"{path}: its words are not the test split of this cmudict; rerun `python -m utils.g2p decode`")
+                         "strings (one per word); rerun `python -m utils.tasks.g2p decode`")
+    if words != list(cached_lexicon()["test"]):
+        raise ValueError(f"{path}: its words are not the test split of this cmudict; rerun `python -m utils.tasks.g2p decode`")
     out = {"words": words}
     for which, decode in DECODES:
         hyps = outputs[f"{which} {decode}"]
@@ -745,7 +598,7 @@ def load_test_outputs(path=OUTPUTS) -> dict:
     return out
 
 
-def _seed_arg(text: str) -> int:
+def seed_arg(text: str) -> int:
     """argparse type of ``--seed``: an int >= 0."""
     seed = int(text)
     if seed < 0:
@@ -754,7 +607,7 @@ def _seed_arg(text: str) -> int:
 
 
 def _main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m utils.g2p", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m utils.tasks.g2p", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train (or resume) the G2P model")
     t.add_argument("--workdir", default=str(WORKDIR), help="checkpoints, state and log (default: %(default)s)")
@@ -762,8 +615,8 @@ def _main(argv=None):
     t.add_argument("--threads", type=int, default=2, help="PyTorch threads; the shipped run used 2 (default: %(default)s)")
     t.add_argument("--arch", choices=ARCHS, default="transformer",
                    help="the model: the course's Transformer, or the GRU encoder-decoder with additive attention "
-                        "of Bahdanau et al. 2015 (utils/recurrent.py) (default: %(default)s)")
-    t.add_argument("--seed", type=_seed_arg, default=G2P_TRAIN["seed"],
+                        "of Bahdanau et al. 2015 (utils/model/recurrent.py) (default: %(default)s)")
+    t.add_argument("--seed", type=seed_arg, default=G2P_TRAIN["seed"],
                    help="seeds the initial weights, the batch order and dropout (default: %(default)s). "
                         "Another --arch or --seed is another run: give it its own --workdir")
     s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")

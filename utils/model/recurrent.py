@@ -8,10 +8,10 @@ annotation against its previous state s_{i-1} with a small feed-forward network
 (the "alignment model", additive attention), takes their weighted sum as the context
 c_i, and updates its state from the previous output token and c_i.
 
-The model has the Transformer's interface (``utils.model.Transformer``): ``encode``,
+The model has the Transformer's interface (``utils.model.transformer.Transformer``): ``encode``,
 ``decode``, ``generator``, ``forward``, ``pad_id`` and ``embed`` (with ``d_model``),
-so the course's decoders (``utils.decoding.greedy_decode``, ``utils.g2p.beam_search_batch``)
-and optimizer (``utils.training.make_optimizer``) take it unchanged. Like the Transformer
+so the course's decoders (``utils.model.decoding.greedy_decode``, ``utils.model.decoding.beam_search_batch``)
+and optimizer (``utils.training.recipe.make_optimizer``) take it unchanged. Like the Transformer
 there, ``decode`` recomputes the whole prefix from ``<s>`` at every call (no cache).
 
 Where it departs from Bahdanau et al., for a fair comparison with the course's
@@ -35,12 +35,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .checks import check_ids, check_mask, check_memory, check_positive_int, check_probability, check_tensor, is_int
+from ..core.checks import check_ids, check_mask, check_memory, check_positive_int, check_probability, check_tensor, is_int
+from ..core.masks import PAD_ID, padding_mask
 from .embeddings import Embeddings
-from .masks import PAD_ID, padding_mask
-from .model import Transformer
+from .transformer import Transformer
 
-#: The recurrent model compared with the G2P Transformer (``utils.g2p.G2P_MODEL``): the
+#: The recurrent model compared with the G2P Transformer (``utils.tasks.g2p.G2P_MODEL``): the
 #: same embedding width (so ``make_optimizer`` gives it the same learning-rate schedule)
 #: and, with the 69-token G2P vocabulary, within 1% of its parameter count
 #: (1,388,476 against 1,397,376, ratio 0.9936; ``tests/test_recurrent.py`` checks the ratio).
@@ -84,7 +84,7 @@ def additive_attention(query, keys, v, values, mask=None):
             f"values {tuple(values.shape)}"
         )
     scores = v(torch.tanh(query[:, None, :] + keys))[..., 0]  # (batch, src_len)
-    # From here on, the masked softmax of scaled_dot_product_attention (utils/attention.py).
+    # From here on, the masked softmax of scaled_dot_product_attention (utils/model/attention.py).
     if mask is not None:
         check_mask(mask, scores.shape)
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)

@@ -27,9 +27,12 @@ from __future__ import annotations
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from .checks import check_ids, check_module, check_positive_int
-from .masks import padding_mask, shift_right, target_mask
-from .training import LabelSmoothingLoss
+from ..core.checks import check_ids, check_module, check_positive_int, is_int
+from ..core.masks import padding_mask, shift_right, target_mask
+from ..tasks.translation import train as mt
+from ..training.batching import collate
+from ..training.loop import EpochBatches
+from ..training.recipe import LabelSmoothingLoss
 
 
 def step_flops(model, src, tgt, eps_ls=0.1) -> int:
@@ -66,7 +69,7 @@ def step_flops(model, src, tgt, eps_ls=0.1) -> int:
 
 
 def transformer_step_flops(batch, src_len, tgt_len, vocab_size, d_model, d_ff, N, **_) -> int:
-    """FLOPs of one training step of ``utils.model.Transformer``, by hand: 3 x the forward's products.
+    """FLOPs of one training step of ``utils.model.transformer.Transformer``, by hand: 3 x the forward's products.
 
     With B = batch, S = src_len, T = tgt_len (padded lengths: every position is
     computed), d = d_model, V = vocab_size, the forward's products are
@@ -97,7 +100,7 @@ def transformer_step_flops(batch, src_len, tgt_len, vocab_size, d_model, d_ff, N
 
 
 def recurrent_step_flops(src_lengths, tgt_len, vocab_size, d_embed, d_hidden, d_attn, **_) -> int:
-    """FLOPs of one training step of ``utils.recurrent.RecurrentSeq2Seq``, by hand.
+    """FLOPs of one training step of ``utils.model.recurrent.RecurrentSeq2Seq``, by hand.
 
     With B = len(src_lengths) rows, S = max(src_lengths) (the padded source length),
     L = sum(src_lengths) (the real source tokens: the encoder packs its input), T =
@@ -137,3 +140,34 @@ def recurrent_step_flops(src_lengths, tgt_len, vocab_size, d_embed, d_hidden, d_
     forward = encoder + start + T * step + out
     skipped = 2 * (B + lengths.count(S)) * n * 3 * n
     return 3 * forward - skipped
+
+
+def translation_training_flops(config, steps) -> list[int]:
+    """Cumulative training FLOPs of a translation run (chapter 16) after each of its first ``steps``
+    steps: entry k-1 is the total of steps 1 to k.
+
+    ``config`` is a log header's "start" (the model, and the recipe's ``max_tokens``, ``seed``
+    and ``phrases``). Each step is counted by ``transformer_step_flops`` on the padded
+    batch that the run drew at that step: the batch order is replayed as ``EpochBatches``
+    draws it, without running the model (chapter 10 counts FLOPs the same way). The counts
+    include padding, as the computation does.
+
+    Raises:
+        ValueError: ``steps`` is not an int >= 1; ``config`` lacks "model" or "recipe".
+    """
+    if not is_int(steps) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if not isinstance(config, dict) or not {"model", "recipe"} <= set(config):
+        raise ValueError(f"config must be a log header's 'start' (with 'model' and 'recipe'), got {config!r:.120}")
+    recipe = config["recipe"]
+    pairs, _, batches = mt.training_data(recipe["max_tokens"], recipe.get("phrases", False))
+    per_batch = []
+    for indices in batches:
+        src, tgt = collate([pairs[i] for i in indices])
+        per_batch.append(transformer_step_flops(src.size(0), src.size(1), tgt.size(1), mt.tr.VOCAB_SIZE, **config["model"]))
+    order = EpochBatches([[i] for i in range(len(batches))], lambda one: per_batch[one[0]], recipe["seed"])
+    total, out = 0, []
+    for _ in range(steps):
+        total += next(order)
+        out.append(total)
+    return out

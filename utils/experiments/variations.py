@@ -10,12 +10,12 @@ and add four claims the paper argues without a row: no positional encoding, no
 Run the whole sweep (two worker processes of one thread each; resumable: finished
 runs are kept in the results file and skipped when the command is run again)::
 
-    .venv/bin/python -m utils.variations run --workers 2
+    .venv/bin/python -m utils.experiments.variations run --workers 2
 
 The results are one JSON Lines file, ``utils/checkpoints/variations/results.jsonl``:
 a header line (the task, the base configuration, the versions), then one line per
 (row, seed) with the row's full configuration, the loss of every training step,
-the final metrics and the seconds the run took. ``python -m utils.variations
+the final metrics and the seconds the run took. ``python -m utils.experiments.variations
 status`` says which runs are done.
 
 The model pieces here reuse the course's modules and change one thing each:
@@ -39,13 +39,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .checks import check_positive_int, check_tensor, is_int
-from .layers import DecoderLayer, EncoderLayer, LayerNorm
-from .loop import GeneratorBatches, Run
-from .masks import PAD_ID, causal_mask, shift_right
-from .model import Transformer, count_parameters
-from .training import LabelSmoothingLoss, _greedy, rate, reversal_batch
+from ..core.checks import check_positive_int, check_tensor, is_int
+from ..core.env import CHECKPOINTS
+from ..core.masks import PAD_ID, causal_mask, shift_right
+from ..model.attention import MultiHeadAttention, scaled_dot_product_attention
+from ..model.layers import DecoderLayer, EncoderLayer, LayerNorm
+from ..model.transformer import Transformer, count_parameters
+from ..tasks.reversal.task import greedy_ids, reversal_batch
+from ..training.loop import GeneratorBatches, Run
+from ..training.recipe import LabelSmoothingLoss, rate
 
 #: The base row: the course's tiny model (utils.TINY) and chapter 10's recipe.
 BASE_CONFIG = dict(d_model=64, h=4, d_k=None, d_ff=256, N=2, p_drop=0.1, eps_ls=0.1,
@@ -81,7 +83,7 @@ ROWS = [
     ("warmup=0, norm=pre", "norm and warmup", "warmup=0", dict(norm="pre")),
 ]
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "checkpoints" / "variations" / "results.jsonl"
+RESULTS = CHECKPOINTS / "variations" / "results.jsonl"
 
 
 def row_config(name: str) -> dict:
@@ -308,7 +310,7 @@ def metrics_on(model, src, tgt) -> dict:
     with torch.no_grad():
         logits = model(src, shift_right(tgt))
         nll = F.cross_entropy(logits.transpose(1, 2), tgt, ignore_index=PAD_ID)
-        out = _greedy(model, src)
+        out = greedy_ids(model, src)
     real = tgt != PAD_ID
     right = (out[:, : tgt.size(1)] == tgt) | ~real
     token = (logits.argmax(-1) == tgt)[real].float().mean()
@@ -327,8 +329,8 @@ def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = 
     held-out sets and the seconds it took. With ``steps`` only that prefix is run
     and no metrics are computed (the tests use it). ``task`` replaces ``TASK``
     (a smaller budget, for the tests). Call with one PyTorch thread for the
-    shipped numbers. The loop is chapter 10's, ``utils.loop.Run``, in memory:
-    each step is ``training.train_step`` on a fresh batch of the reversal task.
+    shipped numbers. The loop is chapter 10's, ``utils.training.loop.Run``, in memory:
+    each step is ``recipe.train_step`` on a fresh batch of the reversal task.
 
     Raises:
         KeyError: no such row.
@@ -379,9 +381,9 @@ def read_results(path=RESULTS) -> tuple[dict, list[dict]]:
             not start with a header line (the message names the file).
     """
     path = pathlib.Path(path)
-    what = "a results file of utils.variations (JSON lines: a header, then one run per line)"
+    what = "a results file of utils.experiments.variations (JSON lines: a header, then one run per line)"
     if not path.is_file():
-        raise FileNotFoundError(f"no results file at {path}; expected {what}, made by `python -m utils.variations run`")
+        raise FileNotFoundError(f"no results file at {path}; expected {what}, made by `python -m utils.experiments.variations run`")
     try:
         text = path.read_text()
     except UnicodeDecodeError:
@@ -397,7 +399,7 @@ def read_results(path=RESULTS) -> tuple[dict, list[dict]]:
         if not isinstance(lines[-1], dict):
             raise ValueError(f"{path}: line {number} is not a JSON object ({{...}}); expected {what}")
     if not lines or not isinstance(lines[0].get("header"), dict):
-        raise ValueError(f"{path} does not start with a header line; is it a results file of utils.variations?")
+        raise ValueError(f"{path} does not start with a header line; is it a results file of utils.experiments.variations?")
     records = [line for line in lines[1:] if "row" in line]
     bad = next((r for r in records if not isinstance(r.get("seed"), int) or not isinstance(r.get("losses"), list)), None)
     if bad is not None:
@@ -514,7 +516,7 @@ def _cost(config) -> float:
 
 def _main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m utils.variations", description=__doc__.split("\n\n")[0],
+        prog="python -m utils.experiments.variations", description=__doc__.split("\n\n")[0],
         epilog="Row names hold '=' and some a comma and a space: quote them, e.g. --rows base 'h=1, scale=False'. "
                "To try the command without touching the shipped file: run --results /tmp/try.jsonl --rows base")
     sub = parser.add_subparsers(dest="command", required=True)
