@@ -86,7 +86,7 @@ def _utils_modules():
     out = []
     for p in sorted((ROOT / "utils").rglob("*.py")):
         parts = p.relative_to(ROOT).with_suffix("").parts
-        if p.stem == "__main__" or "checkpoints" in parts:
+        if p.stem == "__main__" or p.is_relative_to(ROOT / "utils" / "checkpoints"):
             continue
         out.append(".".join(parts[:-1] if p.stem == "__init__" else parts))
     return out

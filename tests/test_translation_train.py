@@ -109,7 +109,11 @@ def test_a_run_refuses_to_resume_with_another_recipe(straight, tmp_path):
     (dict(max_tokens="3000"), ValueError, "max_tokens must be an int >= 1, got str"),
     (dict(keep_last=0), ValueError, "keep_last must be an int >= 1"),
     (dict(eps_ls=1.0), ValueError, r"eps_ls must be a number in \[0, 1\)"),
-    (dict(d_model=64), ValueError, r"unknown recipe fields \['d_model'\]"),
+    (dict(max_len=64), ValueError, r"unknown recipe fields \['max_len'\]"),
+    (dict(lr=0.1), ValueError, r"unknown recipe fields \['lr'\]; the fields are .*'p_drop'"),
+    (dict(p_drop=1.0), ValueError, r"p_drop must be a number in \[0, 1\), got 1.0"),
+    (dict(d_model=64.0), ValueError, "d_model must be an int >= 1, got float 64.0"),
+    (dict(N=0), ValueError, "N must be an int >= 1, got int 0"),
     (dict(phrases="yes"), TypeError, "phrases must be True or False"),
     (dict(dev_size=0), ValueError, "dev_size must be None"),
 ])
@@ -172,11 +176,13 @@ def test_ship_and_load_errors(straight, tmp_path):
 
 
 def test_the_commands_train_ship_and_score(straight, tmp_path, capsys):
-    tr._main(["train", "--workdir", str(tmp_path / "run"), "--steps", "1", "--dev-size", "2"])
+    from utils.tasks.translation.__main__ import _main
+
+    _main(["train", "--workdir", str(tmp_path / "run"), "--steps", "1", "--dev-size", "2"])
     _, records = mt.read_log(tmp_path / "run" / "log.jsonl")
     assert [r["step"] for r in records] == [1] and "dev_bleu" in records[0]
-    tr._main(["ship", "--workdir", str(straight), "--keep-last", "2", "--out", str(tmp_path / "avg.pt")])
-    tr._main(["score", "--path", str(tmp_path / "avg.pt"), "--sentences", "3"])
+    _main(["ship", "--workdir", str(straight), "--keep-last", "2", "--out", str(tmp_path / "avg.pt")])
+    _main(["score", "--path", str(tmp_path / "avg.pt"), "--sentences", "3"])
     out = capsys.readouterr().out
     assert "wrote" in out and "test split (3 German sentences), average of steps [2, 4], beam: BLEU" in out
     assert SIGNATURE.search(out.split("BLEU signature: ")[1]) and "chrF signature: nrefs:" in out
@@ -290,3 +296,31 @@ def test_measure_vocab_measures_a_held_out_split():
     assert dev != test and dev["vocab_size"] == tr.VOCAB_SIZE
     with pytest.raises(ValueError, match="split must be 'dev' or 'test'"):
         tr.measure_vocab(sp, pairs, split="train")
+
+
+def test_a_model_field_of_the_recipe_goes_into_the_run_config(tmp_path):
+    """``--set p_drop=0.3`` (chapter 16's recipe ablations) changes the model the run builds and logs."""
+    model = mt.train_translation(tmp_path, steps=1, dev_eval=False, p_drop=0.3, d_ff=64, **TINY)
+    header, _ = mt.read_log(tmp_path / "log.jsonl")
+    assert header["start"]["model"] == {**mt.MT_MODEL, "p_drop": 0.3, "d_ff": 64}
+    assert "p_drop" not in header["start"]["recipe"]
+    assert model.encoder_layers[0].ffn.w_1.out_features == 64
+    with pytest.raises(ValueError, match="another configuration"):  # the folder is this recipe's only
+        mt.train_translation(tmp_path, steps=2, dev_eval=False, **TINY)
+
+
+@pytest.mark.parametrize("text, expected", [("p_drop=0.3", ("p_drop", 0.3)), ("max_tokens=1500", ("max_tokens", 1500))])
+def test_set_reads_a_field_and_a_number(text, expected):
+    from utils.tasks.translation.__main__ import _field_value
+
+    assert _field_value(text) == expected
+
+
+@pytest.mark.parametrize("text, match", [("p_drop", "expected FIELD=VALUE"), ("p_drop=high", "p_drop: expected a number")])
+def test_set_refuses_what_is_not_field_equals_number(text, match):
+    import argparse
+
+    from utils.tasks.translation.__main__ import _field_value
+
+    with pytest.raises(argparse.ArgumentTypeError, match=match):
+        _field_value(text)
