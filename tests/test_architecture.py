@@ -41,7 +41,7 @@ def add_line(path: pathlib.Path, line: str) -> None:
 
 def lint_imports(root) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(root)}
-    return subprocess.run([str(LINT_IMPORTS), "--config", str(CONFIG), "--no-cache"], cwd=root, env=env,
+    return subprocess.run([str(LINT_IMPORTS), str(CONFIG), "--no-cache"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -81,7 +81,7 @@ def private_imports(root) -> list[str]:
     found = []
     for path in sorted((pathlib.Path(root) / "utils").rglob("*.py")):
         parts = path.relative_to(root).with_suffix("").parts
-        package = parts[:-1] if parts[-1] != "__init__" else parts
+        package = parts[:-1]  # the package that relative imports start from (an __init__'s is its own folder)
         tree = ast.parse(path.read_text())
         modules = {}  # local name -> the utils module or object it was imported as
         for node in ast.walk(tree):
@@ -95,11 +95,25 @@ def private_imports(root) -> list[str]:
                         found.append(f"{'.'.join(parts)} imports {source}.{alias.name} (line {node.lineno})")
                     modules[alias.asname or alias.name] = f"{source}.{alias.name}"
             elif isinstance(node, ast.Import):
-                modules.update({(a.asname or a.name).split(".")[0]: a.name for a in node.names if a.name.startswith("utils")})
+                modules.update({a.asname: a.name for a in node.names if a.name.startswith("utils") and a.asname})
+                if any(a.name.startswith("utils") and not a.asname for a in node.names):
+                    modules["utils"] = "utils"  # `import utils.x.y`: read as the dotted name utils.x.y._z
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
-                    and node.attr.startswith("_") and not node.attr.startswith("__")):
-                found.append(f"{'.'.join(parts)} reads {modules[node.value.id]}.{node.attr} (line {node.lineno})")
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            dotted, value = [], node.value
+            while isinstance(value, ast.Attribute):
+                dotted.insert(0, value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in modules:
+                owner = ".".join([modules[value.id], *dotted])
+                found.append(f"{'.'.join(parts)} reads {owner}.{node.attr} (line {node.lineno})")
+        for node in ast.walk(tree):  # getattr(module, "_name")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id in modules
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                    and node.args[1].value.startswith("_") and not node.args[1].value.startswith("__")):
+                found.append(f"{'.'.join(parts)} reads {modules[node.args[0].id]}.{node.args[1].value} (line {node.lineno})")
     return found
 
 
@@ -136,14 +150,37 @@ def test_a_cycle_within_a_layer_is_found(tmp_path):
 
 
 def test_no_module_imports_another_modules_private_name():
+    assert len(list((ROOT / "utils").rglob("*.py"))) > 60  # the scan reads the real package
     assert private_imports(ROOT) == []
+
+
+def test_the_independence_contract_lists_every_task():
+    tasks = sorted(p.stem if p.is_file() else p.name for p in (ROOT / "utils" / "tasks").iterdir()
+                   if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file())
+    listed = sorted(line.strip().removeprefix("utils.tasks.") for line in CONFIG.read_text().splitlines()
+                    if line.strip().startswith("utils.tasks."))
+    assert tasks == listed == ["g2p", "reversal", "translation"], (tasks, listed)
+
+
+def test_a_new_subpackage_outside_the_layers_is_refused(tmp_path):
+    root = copy_utils(tmp_path)
+    (root / "utils" / "extra").mkdir()
+    (root / "utils" / "extra" / "__init__.py").write_text("from ..tasks import g2p  # noqa\n")
+    result = lint_imports(root)
+    assert result.returncode != 0 and "utils.extra" in result.stdout, result.stdout[-3000:]
 
 
 def test_a_private_import_is_found(tmp_path):
     root = copy_utils(tmp_path)
     add_line(root / "utils" / "tasks" / "g2p.py", "from ..model.decoding import _check_beam  # noqa")
     add_line(root / "utils" / "experiments" / "baseline.py", "_ = g2p._check_word  # noqa")
+    add_line(root / "utils" / "experiments" / "flops.py", "import utils.model.decoding  # noqa\n_ = utils.model.decoding._check_src")
+    add_line(root / "utils" / "figures" / "base.py", "from ..core import masks  # noqa\n_ = getattr(masks, '_x', None)")
+    add_line(root / "utils" / "core" / "__init__.py", "from .checks import _accepted_masks  # noqa")
     found = private_imports(root)
-    assert len(found) == 2, found
-    assert found[0].startswith("utils.experiments.baseline reads utils.tasks.g2p._check_word")
-    assert found[1].startswith("utils.tasks.g2p imports utils.model.decoding._check_beam")
+    assert len(found) == 5, found
+    assert found[0].startswith("utils.core.__init__ imports utils.core.checks._accepted_masks")
+    assert found[1].startswith("utils.experiments.baseline reads utils.tasks.g2p._check_word")
+    assert found[2].startswith("utils.experiments.flops reads utils.model.decoding._check_src")
+    assert found[3].startswith("utils.figures.base reads utils.core.masks._x")
+    assert found[4].startswith("utils.tasks.g2p imports utils.model.decoding._check_beam")

@@ -148,7 +148,7 @@ def test_each_registered_mistake_is_rejected_with_its_own_message(id, capsys):
 
 
 # ---- 16.3 on translation outputs of its own ------------------------------------------
-# The shipped outputs (translation_train.OUTPUTS_FILE) are made from the shipped weights;
+# The shipped outputs (utils.tasks.translation.train.OUTPUTS_FILE) are made from the shipped weights;
 # these tests point the checker at a file of the same layout, so its logic is tested
 # whatever the shipped file holds, and without it.
 
@@ -181,7 +181,7 @@ def fake_translation_outputs(path):
 
 @pytest.fixture
 def fake_outputs(tmp_path, monkeypatch):
-    """16.3's checker reads a fake outputs file (translation_train.OUTPUTS_FILE is looked up when checked)."""
+    """16.3's checker reads a fake outputs file (mt.OUTPUTS_FILE is looked up when checked)."""
     from utils.tasks.translation import train as mt
 
     path = fake_translation_outputs(tmp_path / "de_en_test_outputs.json")

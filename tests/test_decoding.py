@@ -1,4 +1,4 @@
-"""Greedy decoding, beam search and checkpoint averaging (utils/model/decoding.py).
+"""Greedy decoding, beam search and checkpoint averaging (utils/model/decoding.py, utils/training/checkpoints.py).
 
 Beam search is driven by a fixed next-token table (no network): the expected
 n-best lists are computed here by enumerating every possible output sequence.

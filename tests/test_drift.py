@@ -22,7 +22,7 @@ TAUGHT_MODULES = ["core.masks", "model.attention", "model.layers", "model.embedd
                   "tasks.reversal.task", "experiments.flops"]
 #: Public helpers of those modules that no chapter shows: input checks shared across modules, file
 #: plumbing, and the batched evaluation helpers that chapters 15 and 16 call but do not teach.
-UNTAUGHT = {"training.batching": {"check_counts"}, "training.recipe": {"check_transformer", "dev_loss"},
+UNTAUGHT = {"training.recipe": {"check_transformer", "dev_loss"},
             "training.checkpoints": {"torch_load", "checkpoint_steps"}, "model.decoding": {"decode_by_length"},
             "experiments.flops": {"translation_training_flops"}}
 

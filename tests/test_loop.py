@@ -1,4 +1,4 @@
-"""The one training loop (utils/training/loop.py) and the step it repeats (training.train_step).
+"""The one training loop (utils/training/loop.py) and the step it repeats (recipe.train_step).
 
 Small models and batches, so every test runs in a second or two. Resuming is checked
 bit for bit: on one machine a run stopped and resumed must equal one that never stopped.

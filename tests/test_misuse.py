@@ -302,7 +302,7 @@ def test_ship_rejects_bad_keep_last(tmp_path, keep_last):
     (lambda m, v: g2p.score_split(m, {}, v), ValueError, "non-empty dict"),
     (lambda m, v: g2p.greedy_phones(m, "cat", v), TypeError, "words must be a list of strings"),
     (lambda m, v: g2p.greedy_phones(m, ["cat"], v, batch_size=0), ValueError, "batch_size must be a positive int"),
-    (lambda m, v: g2p.greedy_phones(m, ["cat"], None), TypeError, "vocab must be a G2PVocab"),
+    (lambda m, v: g2p.greedy_phones(m, ["cat"], None), TypeError, "vocab must have an encode_word method"),
     (lambda m, v: dev_loss(m, [], LabelSmoothingLoss()), ValueError, "at least one"),
     (lambda m, v: g2p.train_g2p(threads=True), ValueError, "threads must be a positive int"),
     (lambda m, v: g2p.train_g2p(steps=True), ValueError, "steps must be a positive int"),

@@ -1,4 +1,4 @@
-"""Properties of the full model (utils.model, utils.model.layers, utils.model.embeddings).
+"""Properties of the full model (utils.model.transformer, utils.model.layers, utils.model.embeddings).
 
 These check behaviour that must hold for any weights: padding and the future
 never leak into real outputs, the batch order does not matter, no NaN appears,

@@ -1,4 +1,4 @@
-"""Unit tests for utils.training (paper section 5), including bad inputs."""
+"""Unit tests for utils.training and the reversal task (paper section 5), including bad inputs."""
 
 import math
 

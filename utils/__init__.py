@@ -1,7 +1,7 @@
 """Shared code of the course "Attention Is All You Need", rebuilt and tested.
 
-Each piece here is taught, line for line, in a chapter; ``tests/test_drift.py``
-fails if a chapter and this package disagree. The package is built in layers, each
+Each piece of the model and its training is taught, line for line, in a chapter;
+``tests/test_drift.py`` fails if a chapter and this package disagree. The package is built in layers, each
 importing only the layers below it (``utils/README.md`` draws them; ``tests/test_architecture.py``
 enforces it): ``core``, ``model``, ``training``, ``tasks``, ``experiments``, and the book's
 tooling (``book``, ``exercises``, ``figures``). This file gathers the pieces chapters

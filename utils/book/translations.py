@@ -491,7 +491,7 @@ def checker_messages() -> list[tuple[str, str]]:
     feedback's templates, ``exercise N.k`` for an exercise's own), from ``utils.exercises``."""
     sys.path.insert(0, str(ROOT))
     try:
-        from ..exercises import messages
+        from utils.exercises import messages  # absolute: Sphinx loads this file outside the package
     finally:
         sys.path.pop(0)
     return messages()

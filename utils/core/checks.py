@@ -173,6 +173,17 @@ def check_positive_int(**values) -> None:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
+def check_counts(**values):
+    """Raise a ValueError unless every keyword's value is an int >= 1 (a size or a count of steps).
+
+    Unlike ``check_positive_int``, a value of the wrong type is a ValueError
+    too: these are sizes of a batch or a run, read from a recipe.
+    """
+    for name, value in values.items():
+        if not is_int(value) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
 def check_probability(p, name: str = "p_drop") -> None:
     """Raise unless ``p`` is a real number in [0, 1) (a dropout rate).
 

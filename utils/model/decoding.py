@@ -304,32 +304,31 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     return [sorted(f, key=lambda h: -h.score) for f in finished]
 
 
-def decode_by_length(words, vocab, batch_size, decode_batch) -> list[list[str]]:
+def decode_by_length(words, vocab, batch_size, decode_batch) -> list:
     """Decode many inputs ``batch_size`` at a time, grouped by length (little padding).
 
     ``vocab.encode_word(w)`` turns each input string into source ids (G2P's letters, a
     translation's German pieces); ``decode_batch(src)`` receives a batch padded with
-    ``PAD_ID``, src (batch, S), and returns one output per row. The outputs come back in
-    the order of ``words``.
+    ``PAD_ID``, src (batch, S), and returns one output per row (whatever the task decodes
+    to: a list of phones, a sentence). The outputs come back in the order of ``words``.
 
     Raises:
-        TypeError: ``words`` is not a list of strings; ``vocab`` lacks ``encode_word`` or
-            ``decode_phones``.
+        TypeError: ``words`` is not a list of strings; ``vocab`` has no ``encode_word`` method.
         ValueError: ``batch_size`` is not a positive int.
     """
     if isinstance(words, str) or not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
         raise TypeError(f"words must be a list of strings such as ['read', 'cat'], got {words!r:.80}")
     if not is_int(batch_size) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    # Duck-typed: chapter 15 defines its own G2PVocab, equal to this one but another class.
-    if not all(callable(getattr(vocab, name, None)) for name in ("encode_word", "decode_phones")):
-        raise TypeError(f"vocab must be a G2PVocab (with encode_word and decode_phones), got {type(vocab).__name__}")
+    # Duck-typed: any vocabulary with encode_word (G2P's G2PVocab, chapter 15's own copy of it, translation's text)
+    if not callable(getattr(vocab, "encode_word", None)):
+        raise TypeError(f"vocab must have an encode_word method (such as a G2PVocab), got {type(vocab).__name__}")
     order = sorted(range(len(words)), key=lambda i: len(words[i]))
     out = [None] * len(words)
     for k in range(0, len(order), batch_size):
         idx = order[k : k + batch_size]
         src = pad_sequence([torch.tensor(vocab.encode_word(words[i]), dtype=torch.long) for i in idx],
                            batch_first=True, padding_value=PAD_ID)
-        for i, phones in zip(idx, decode_batch(src)):
-            out[i] = phones
+        for i, output in zip(idx, decode_batch(src)):
+            out[i] = output
     return out

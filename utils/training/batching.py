@@ -10,19 +10,9 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
-from ..core.checks import is_int
+from ..core.checks import check_counts, is_int
 from ..core.masks import PAD_ID
 
-
-def check_counts(**values):
-    """Raise a ValueError unless every keyword's value is an int >= 1 (a size or a count of steps).
-
-    Unlike ``core.checks.check_positive_int``, a value of the wrong type is a ValueError
-    too: these are sizes of a batch or a run, read from a recipe.
-    """
-    for name, value in values.items():
-        if not is_int(value) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 def _check_lengths(lengths):
     """The lengths as a list of Python ints; raise unless each is a positive int."""

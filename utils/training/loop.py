@@ -6,7 +6,7 @@ loss (section 5.4) is backpropagated and Adam takes one step at the rate of
 equation 3 (section 5.3). ``Run`` repeats that step and does the bookkeeping
 every task needs, the same way for each of them: chapter 10's reversal task
 (``tasks.reversal.task.train``, ``tasks.reversal.task.short_run``), the Table 3 sweep
-(``variations.run_row``) and G2P (``g2p.train_g2p``).
+(``variations.run_row``), G2P (``g2p.train_g2p``) and translation (``translation.train.train_translation``).
 
 A ``Run`` owns
 

@@ -1,6 +1,7 @@
 """``python -m utils.tasks.reversal``: retrain the tiny model exactly as chapter 10 does (3,000 steps,
 one thread, about 2.5 minutes) and rewrite the shipped checkpoints and the reference run's log."""
 
+import argparse
 import time
 
 import torch
@@ -34,4 +35,5 @@ def _main():
     print("wrote", reference_run.write(history, warmup, seconds))
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(prog="python -m utils.tasks.reversal", description=__doc__.split("\n\n")[0]).parse_args()
     _main()

@@ -11,12 +11,11 @@ from collections.abc import Mapping
 import torch
 import torch.nn.functional as F
 
-from ...core.checks import check_ids, is_int
+from ...core.checks import check_counts, check_ids, is_int
 from ...core.env import CHECKPOINTS, set_seed
 from ...core.masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, shift_right, target_mask
 from ...model.transformer import TINY, Transformer
 from ...training import loop
-from ...training.batching import check_counts
 from ...training.checkpoints import checkpoint_steps, torch_load
 from ...training.recipe import LabelSmoothingLoss, check_transformer
 

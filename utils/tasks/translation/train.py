@@ -1,6 +1,6 @@
 """German to English translation, trained, shipped and scored: the paper's own task (sections 5 and 6.1).
 
-The data and the shared subword vocabulary are ``utils.tasks.translation``'s (Debian's
+The data and the shared subword vocabulary are ``utils.tasks.translation.data``'s (Debian's
 ``trans-de-en``: 11,881 train, 1,451 dev and 1,340 test sentence pairs; 4,000 BPE
 pieces). The model is the course's ``Transformer`` with its one embedding table tied
 to the output layer (section 3.4); the loop is the course's one loop,
@@ -116,7 +116,7 @@ def training_data(max_tokens: int, phrases: bool) -> tuple[list, list, list]:
 # ---------------------------------------------------------------- decoding and scoring
 
 class _Text:
-    """Sentences in, sentences out: the two methods ``decoding.decode_by_length`` calls, for text."""
+    """German sentences in: the ``encode_word`` that ``decoding.decode_by_length`` calls, for text."""
 
     def __init__(self, sp):
         self.sp = sp
@@ -126,9 +126,6 @@ class _Text:
         if not ids:
             raise ValueError(f"a source sentence needs at least one piece, got {sentence!r}")
         return ids
-
-    def decode_phones(self, ids):  # ids after <s> -> English text, up to </s>
-        return tr.decode(ids, self.sp)
 
 
 def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6, max_extra=MAX_EXTRA,
