@@ -14,6 +14,8 @@ import re
 import pytest
 import torch
 
+from utils import set_seed
+from utils.core.numerics import REPLAY_TOLERANCE
 from utils.experiments.flops import translation_training_flops
 from utils.tasks.translation import data as tr
 from utils.tasks.translation import train as mt
@@ -252,6 +254,26 @@ def test_the_measurement_logs_are_the_runs_the_chapter_names():
         _, cfg = mt._config(None, 1, phrases, {}, size)
         assert header["start"] == cfg, name
         assert any("dev_bleu" in r for r in records), name
+
+
+#: The recipe ablations of issue 33 (``--set``), shipped as logs: name -> the fields they change.
+ABLATIONS = {"pdrop0.3": dict(p_drop=0.3), "pdrop0.5": dict(p_drop=0.5)}
+
+
+@pytest.mark.parametrize("name", sorted(ABLATIONS))
+def test_each_recipe_ablation_log_is_its_config_and_replays_within_the_tolerance(name, tmp_path):
+    """An ablation changes one field of the paper's recipe; its first 10 steps rerun within the
+    measured replay tolerance (the log was made on another machine, so not to the bit)."""
+    header, records = mt.read_log(mt.MEASURE_DIR / f"{name}.jsonl")
+    _, cfg = mt._config(None, 1, False, ABLATIONS[name], "base")
+    assert header["start"] == cfg
+    assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, 3501, 500))
+    mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
+                         **ABLATIONS[name])
+    set_seed(0)  # back to the course's single thread
+    _, mine = mt.read_log(tmp_path / "log.jsonl")
+    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
 
 
 def test_shipped_test_outputs_are_what_the_shipped_models_translate():
