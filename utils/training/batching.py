@@ -30,6 +30,7 @@ def _check_lengths(lengths):
         out.append(int(n))
     return out
 
+
 def length_batches(lengths, max_tokens, sort=True):
     """Group examples of similar length into batches of at most ``max_tokens`` (section 5.1).
 
@@ -66,11 +67,13 @@ def length_batches(lengths, max_tokens, sort=True):
         batches.append(batch)
     return batches
 
+
 def _is_id_list(ids) -> bool:
     """A non-empty list or tuple of ints (Python's or NumPy's), or a non-empty 1-D NumPy integer array."""
     if isinstance(ids, np.ndarray):
         return ids.ndim == 1 and len(ids) > 0 and np.issubdtype(ids.dtype, np.integer)
     return isinstance(ids, (list, tuple)) and len(ids) > 0 and all(is_int(t) for t in ids)
+
 
 def _check_pairs(pairs):
     if not isinstance(pairs, (list, tuple)):
@@ -81,6 +84,7 @@ def _check_pairs(pairs):
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_is_id_list(ids) for ids in pair)):
             raise ValueError(f"pair {i} must be (source ids, target ids), two non-empty lists of ints (or 1-D "
                              f"integer arrays) such as ([21, 8, 4, 7], [57, 40, 38, 2]) for 'read', got {pair!r}")
+
 
 def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
     """Pad a list of (src ids, tgt ids) into src (batch, S) and tgt (batch, T) long tensors."""
@@ -93,6 +97,7 @@ def collate(pairs) -> tuple[torch.Tensor, torch.Tensor]:
         src[i, : len(s)] = torch.tensor(s)
         tgt[i, : len(t)] = torch.tensor(t)
     return src, tgt
+
 
 def make_batches(pairs, max_tokens) -> list[list[int]]:
     """``length_batches`` over max(source length, target length): section 5.1 in miniature."""

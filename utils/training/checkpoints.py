@@ -24,12 +24,14 @@ def torch_load(path, expected, remedy):
                 "or holding other objects)")
         raise ValueError(f"{path} must be {expected}, got {kind}; {remedy}") from None
 
+
 def checkpoint_steps(directory, prefix="tiny_step"):
     """The steps of the files ``{prefix}{step}.pt`` in ``directory``, sorted; other names
     (``tiny_stepX.pt``, ``tiny_step5_backup.pt``, ``tiny_step007.pt``) and folders are passed over."""
     pattern = re.compile(re.escape(prefix) + r"(0|[1-9][0-9]*)\.pt")
     return sorted(int(m[1]) for p in pathlib.Path(directory).glob(f"{prefix}*.pt")
                   if (m := pattern.fullmatch(p.name)) and p.is_file())
+
 
 def _check_state_dicts(state_dicts):
     if isinstance(state_dicts, Mapping) or not isinstance(state_dicts, (list, tuple)):
@@ -52,6 +54,7 @@ def _check_state_dicts(state_dicts):
         for key, v in sd.items():
             if v.is_floating_point() and not torch.isfinite(v).all():
                 raise ValueError(f"{key} of state_dict {i} holds NaN or inf: that checkpoint diverged")
+
 
 def average_checkpoints(state_dicts):
     """Average several checkpoints parameter by parameter (section 6.1).

@@ -29,11 +29,13 @@ def _check_rate(step, d_model, warmup, factor):
     if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 < factor < math.inf:
         raise ValueError(f"factor must be a finite number > 0 (it scales the learning rate), got {type(factor).__name__} {factor!r}")
 
+
 def check_transformer(model):
     """Raise a TypeError unless ``model`` is a ``Transformer`` (an ``nn.Module`` whose ``embed`` has an int ``d_model``)."""
     if not isinstance(model, nn.Module) or not is_int(getattr(getattr(model, "embed", None), "d_model", None)):
         raise TypeError(f"model must be a utils.model.transformer.Transformer (an nn.Module whose embed has d_model), "
                         f"got {type(model).__name__}")
+
 
 def rate(step, d_model, warmup, factor=1.0):
     """lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (section 5.3, eq. 3).
@@ -53,6 +55,7 @@ def rate(step, d_model, warmup, factor=1.0):
     step = max(step, 1)
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
+
 def make_optimizer(model, warmup, factor=1.0):
     """Adam(beta1=0.9, beta2=0.98, eps=1e-9) driven by ``rate`` (section 5.3).
 
@@ -69,6 +72,7 @@ def make_optimizer(model, warmup, factor=1.0):
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, warmup, factor))
     return optimizer, scheduler
 
+
 def _check_logits_target(logits, target):
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
         raise TypeError(f"logits must be a floating-point tensor (..., V), got {getattr(logits, 'dtype', type(logits).__name__)}")
@@ -83,6 +87,7 @@ def _check_logits_target(logits, target):
     if not torch.isfinite(logits).all():
         raise ValueError(f"logits must hold finite numbers, got {int((~torch.isfinite(logits)).sum())} NaN or "
                          "infinite entries (has training diverged?)")
+
 
 class LabelSmoothingLoss(nn.Module):
     """Cross-entropy against a smoothed target (section 5.4, eps_ls = 0.1).
@@ -114,6 +119,7 @@ class LabelSmoothingLoss(nn.Module):
         uniform = -log_p.mean(dim=-1)  # -(1/V) sum_c log p_c
         return ((1 - self.eps_ls) * nll + self.eps_ls * uniform).mean()
 
+
 def _check_step_logits(logits, tgt):
     """Raise unless the model's output is logits (batch, tgt_len, vocab) for a target ``tgt`` (batch, tgt_len)."""
     expected = f"logits (batch, tgt_len, vocab) = ({tgt.size(0)}, {tgt.size(1)}, vocab)"
@@ -122,6 +128,7 @@ def _check_step_logits(logits, tgt):
         raise TypeError(f"model(src, tgt_in, src_mask, tgt_mask) must return {expected}, a float tensor, got {got}")
     if logits.dim() != 3 or logits.shape[:2] != tgt.shape:
         raise ValueError(f"model(src, tgt_in, src_mask, tgt_mask) must return {expected}, got shape {tuple(logits.shape)}")
+
 
 def train_step(model, src, tgt, criterion, optimizer, scheduler):
     """One update of the paper's recipe (section 5): forward, loss, backward, Adam, schedule.
@@ -153,6 +160,7 @@ def train_step(model, src, tgt, criterion, optimizer, scheduler):
     optimizer.step()
     scheduler.step()
     return loss.detach()
+
 
 def dev_loss(model, pairs, criterion, max_tokens=6000) -> float:
     """Label-smoothed loss per target token on ``pairs`` in eval mode.

@@ -25,11 +25,13 @@ def _check_generator(generator):
         raise TypeError(f"generator must be a torch.Generator, such as torch.Generator().manual_seed(0), "
                         f"got {type(generator).__name__} {generator!r}")
 
+
 def _check_src_tgt(src, tgt, where=""):
     check_ids(src, f"{where}src")
     check_ids(tgt, f"{where}tgt")
     if src.size(0) != tgt.size(0):
         raise ValueError(f"{where}src and {where}tgt need the same batch size, got {src.size(0)} and {tgt.size(0)}")
+
 
 def _check_train(seed, test, keep_last):
     if not is_int(seed) or seed < 0:
@@ -42,6 +44,7 @@ def _check_train(seed, test, keep_last):
             raise TypeError(f"test must be None or a (src, tgt) pair of id tensors, as from reversal_batch, got {got}")
         _check_src_tgt(*test, where="test ")
 
+
 def _check_checkpoints(checkpoints):
     if not isinstance(checkpoints, Mapping):
         raise TypeError(f"checkpoints must be a dict {{step: state_dict}} such as train(...)['checkpoints'], "
@@ -52,6 +55,7 @@ def _check_checkpoints(checkpoints):
         if not isinstance(state, Mapping) or not all(isinstance(v, torch.Tensor) for v in state.values()):
             raise TypeError(f"checkpoint {step} must be a state_dict (a mapping of names to tensors), got {type(state).__name__}")
 
+
 def _checkpoint_path(step, directory):
     """directory/tiny_step{step}.pt; raise unless ``step`` is an int >= 0."""
     if not is_int(step):
@@ -59,6 +63,7 @@ def _checkpoint_path(step, directory):
     if step < 0:
         raise ValueError(f"step must be an int >= 0 (a training step such as 3000), got {step!r}")
     return pathlib.Path(directory) / f"tiny_step{int(step)}.pt"
+
 
 def _check_checkpoint_file(path, model):
     """Raise unless ``path`` holds a state_dict that fits ``model``, naming the file."""
@@ -79,11 +84,12 @@ def _check_checkpoint_file(path, model):
         raise ValueError(f"{path} must hold the weights of {type(model).__name__}(**TINY), "
                          f"got those of another model: {found}")
 
+
 #: Where the tiny model's trained weights are shipped (float32 state_dicts).
 CHECKPOINT_DIR = CHECKPOINTS
-
 #: Chapter 10's 500 held-out test sequences come from this seed (training uses seed 0).
 TEST_SEED = 1
+
 
 def reversal_batch(batch_size, generator, min_len=3, max_len=8):
     """A batch of the reversal task: source letters and their reversal plus </s>.
@@ -115,6 +121,7 @@ def reversal_batch(batch_size, generator, min_len=3, max_len=8):
     tgt[:, :L] = src.gather(1, mirror).masked_fill(~real, PAD_ID)
     tgt[torch.arange(batch_size), lengths] = EOS_ID
     return src, tgt
+
 
 def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
           test=None, eval_every=100, log_every=500, keep_last=5, progress=True):
@@ -159,6 +166,7 @@ def train(model, steps, batch_size=64, warmup=400, eps_ls=0.1, seed=0,
     return dict(train_loss=run.losses, test_step=[r["step"] for r in tested],
                 test_loss=[r["test_loss"] for r in tested], checkpoints=run.checkpoints)
 
+
 def greedy_ids(model, src, max_extra=1):
     """Greedy decoding for scoring: src (batch, S) -> ids (batch, S + max_extra) after <s>.
 
@@ -172,6 +180,7 @@ def greedy_ids(model, src, max_extra=1):
         logits = model.generator(model.decode(ys, memory, src_mask, target_mask(ys))[:, -1])
         ys = torch.cat([ys, logits.argmax(-1, keepdim=True)], dim=1)
     return ys[:, 1:]
+
 
 def exact_match(model, src, tgt, decode=greedy_ids):
     """Share of rows whose decoded output equals ``tgt`` up to and including </s>.
@@ -196,6 +205,7 @@ def exact_match(model, src, tgt, decode=greedy_ids):
     right = (out == tgt) | (tgt == PAD_ID)  # padding positions of tgt do not count
     return right.all(dim=1).float().mean().item()
 
+
 def save_checkpoints(checkpoints, directory=CHECKPOINT_DIR):
     """Write each {step: state_dict} of ``train`` to directory/tiny_step{step}.pt; return the paths."""
     _check_checkpoints(checkpoints)
@@ -206,6 +216,7 @@ def save_checkpoints(checkpoints, directory=CHECKPOINT_DIR):
         paths.append(directory / f"tiny_step{step}.pt")
         torch.save(state, paths[-1])
     return paths
+
 
 def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
     """The tiny model ``Transformer(**TINY)`` with the weights saved for ``step``, in eval mode.
@@ -227,6 +238,7 @@ def load_checkpoint(step=3000, directory=CHECKPOINT_DIR):
     _check_checkpoint_file(path, model)
     model.load_state_dict(torch.load(path, weights_only=True))
     return model.eval()
+
 
 def short_run(schedule, steps=200, seed=0):
     """Train a fresh tiny model for ``steps`` steps, update k at rate schedule(k - 1); return the losses."""
