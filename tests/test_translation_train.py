@@ -71,7 +71,7 @@ def test_a_resumed_run_equals_the_run_that_never_stopped(straight, tmp_path):
 def test_the_log_holds_the_dev_evaluation_and_the_signatures(straight):
     header, records = mt.read_log(straight / "log.jsonl")
     assert header["start"]["recipe"]["phrases"] is False and header["start"]["model"] == mt.MT_MODEL
-    assert header["train_pairs"] == 11_881 and header["dev_pairs"] == 4
+    assert header["train_pairs"] == 11_962 and header["dev_pairs"] == 4
     assert SIGNATURE.fullmatch(header["signatures"]["bleu_signature"])
     assert header["signatures"]["chrf_signature"].startswith("nrefs:")
     for r in records:
@@ -117,6 +117,10 @@ def test_a_run_refuses_to_resume_with_another_recipe(straight, tmp_path):
     (dict(d_model=64.0), ValueError, "d_model must be an int >= 1, got float 64.0"),
     (dict(N=0), ValueError, "N must be an int >= 1, got int 0"),
     (dict(phrases="yes"), TypeError, "phrases must be True or False"),
+    (dict(p_word_src=1.0), ValueError, r"p_word_src must be a number in \[0, 1\), got 1.0"),
+    (dict(p_word_tgt=-0.1), ValueError, r"p_word_tgt must be a number in \[0, 1\)"),
+    (dict(lr_factor=0), ValueError, "lr_factor must be a finite number > 0, got 0"),
+    (dict(lr_factor=float("inf")), ValueError, "lr_factor must be a finite number > 0"),
     (dict(dev_size=0), ValueError, "dev_size must be None"),
 ])
 def test_bad_arguments_are_refused_with_what_was_expected(tmp_path, kwargs, error, match):
@@ -346,3 +350,40 @@ def test_set_refuses_what_is_not_field_equals_number(text, match):
 
     with pytest.raises(argparse.ArgumentTypeError, match=match):
         _field_value(text)
+
+
+def test_extra_recipe_fields_are_in_the_config_only_when_they_change_the_paper_recipe(tmp_path):
+    """``MT_EXTRA`` at its defaults is the paper's recipe: the config (and so every shipped
+    log's header) does not name it; a changed value is named, and the folder refuses the other."""
+    _, plain = mt._config(None, 1, False, dict(lr_factor=1.0, p_word_src=0.0), "base")
+    assert plain == mt._config(None, 1, False, {}, "base")[1]
+    mt.train_translation(tmp_path, steps=2, dev_eval=False, lr_factor=2.0, p_word_src=0.1, **TINY)
+    header, records = mt.read_log(tmp_path / "log.jsonl")
+    assert header["start"]["recipe"]["lr_factor"] == 2.0 and header["start"]["recipe"]["p_word_src"] == 0.1
+    assert "p_word_tgt" not in header["start"]["recipe"]
+    d, w = mt.MT_MODEL["d_model"], mt.MT_TRAIN["warmup"]
+    assert records[-1]["lr"] == pytest.approx(2.0 * d ** -0.5 * 2 * w ** -1.5)  # twice equation 3 at step 2
+    with pytest.raises(ValueError, match="another configuration"):
+        mt.train_translation(tmp_path, steps=4, dev_eval=False, **TINY)
+
+
+def test_token_dropout_holes_only_real_pieces_in_training_mode():
+    model = mt.new_model()
+    seen = []
+    model.register_forward_pre_hook(mt.token_dropout(0.5, 0.0))
+    model.register_forward_pre_hook(lambda module, args: seen.append(args))  # runs after token_dropout
+    src = torch.tensor([[tr.BOS_ID, 10, 11, 12, 13, 14, 15, 16, tr.EOS_ID, tr.PAD_ID]] * 20)
+    tgt_in = torch.tensor([[tr.BOS_ID, 20, 21, 22, 23]] * 20)
+    torch.manual_seed(0)
+    model.train()
+    model(src, tgt_in, None, None)
+    got_src, got_tgt = seen[-1][:2]
+    holes = got_src != src
+    assert torch.equal(got_tgt, tgt_in), "p_tgt = 0 leaves the decoder's input alone"
+    assert (got_src[holes] == tr.UNK_ID).all() and not holes[:, [0, 8, 9]].any(), "only real pieces become <unk>"
+    assert 0.3 < holes[:, 1:8].float().mean().item() < 0.7, "about half of them at p = 0.5"
+    model.eval()
+    model(src, tgt_in, None, None)
+    assert torch.equal(seen[-1][0], src), "no holes in eval mode"
+    with pytest.raises(ValueError, match=r"p_tgt must be a number in \[0, 1\), got 1"):
+        mt.token_dropout(0.1, 1)

@@ -51,7 +51,9 @@ INSTALL = "sudo apt-get install trans-de-en"
 #: the counts quoted in this module and asserted by the tests hold for it.
 DATA_VERSION = "devel 2023-01-30"
 
-#: Split by ``zlib.crc32(split_key(german)) % 100``: 0-79 train, 80-89 dev, 90-99 test.
+#: A sentence's own bucket is ``zlib.crc32(split_key(german)) % 100``: 0-79 train, 80-89 dev,
+#: 90-99 test. Sentences one word apart (``twin_groups``) then go together to the first of
+#: train, dev, test that one of them names (``load_pairs``).
 SPLITS = {"train": range(0, 80), "dev": range(80, 90), "test": range(90, 100)}
 
 #: A sentence ends with one of these, on both sides.
@@ -213,10 +215,12 @@ def split_key(german: str) -> str:
 
 
 def split_of_german(german: str) -> str:
-    """'train', 'dev' or 'test': ``zlib.crc32(split_key(german)) % 100`` in 0-79, 80-89, 90-99.
+    """A sentence's own bucket: 'train', 'dev' or 'test' as ``zlib.crc32(split_key(german)) % 100``
+    is in 0-79, 80-89, 90-99.
 
-    The split is by German sentence (its ``split_key``), so every translation of a
-    sentence, and every near-duplicate of it, lies on one side.
+    The bucket is by German sentence (its ``split_key``), so every translation of a
+    sentence, and every spelling of it that differs only in case or punctuation, lies on
+    one side. ``load_pairs`` then moves sentences one word apart to one side.
 
     Raises:
         TypeError: ``german`` is not a str.
@@ -225,18 +229,71 @@ def split_of_german(german: str) -> str:
     return next(name for name, r in SPLITS.items() if bucket in r)
 
 
-def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
-    """``sentence_pairs()`` split by ``split_of_german(german)``: {split: [(German, English), ...]}.
+def twin_forms(key: str) -> set[tuple[str, ...]]:
+    """The words of a ``split_key``, whole and with each one word removed: two sentences are
+    one-word twins when their forms meet, that is when removing at most one word from each
+    makes them equal ('ich wollte nur helfen' and 'sie wollte nur helfen': a word replaced;
+    'ich wollte helfen': a word removed; a word moved elsewhere also counts)."""
+    words = tuple(key.split())
+    return {words} | {words[:i] + words[i + 1:] for i in range(len(words))}
 
-    For trans-de-en 1.9-6: train 11,881 pairs (11,834 German sentences), dev 1,451
-    (1,449), test 1,340 (1,336). Pairs keep file order within each split.
+
+def twin_groups(germans) -> dict[str, str]:
+    """Groups of one-word twins (``twin_forms``): {``split_key``: the group's smallest key}.
+
+    A group is every key reachable by steps from twin to twin (union-find over the keys
+    that share a form). For trans-de-en 1.9-6 the 14,611 keys of the sentence pairs form
+    14,285 groups, the largest of 16 keys.
+
+    Raises:
+        TypeError: an item of ``germans`` is not a str.
+    """
+    keys = sorted({split_key(de) for de in germans})
+    parent = {k: k for k in keys}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    sharing = collections.defaultdict(list)
+    for k in keys:
+        for form in twin_forms(k):
+            sharing[form].append(k)
+    for group in sharing.values():
+        for k in group[1:]:
+            a, b = root(group[0]), root(k)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return {k: root(k) for k in keys}
+
+
+def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
+    """``sentence_pairs()`` split by German sentence, one-word twins together:
+    {split: [(German, English), ...]}.
+
+    Each sentence's own bucket (``split_of_german``) names a split; a group of sentences
+    one word apart (``twin_groups``) goes to the first of train, dev, test that one of its
+    members names, so that no test sentence is one word away from a training sentence.
+    For trans-de-en 1.9-6 that moves 41 dev and 38 test sentences to train and 5 test
+    sentences to dev: train 11,962 pairs (11,913 German sentences), dev 1,414 (1,413),
+    test 1,296 (1,293). Pairs keep file order within each split.
 
     Raises:
         FileNotFoundError, ValueError: as for ``sentence_pairs``.
     """
+    pairs = sentence_pairs(path)
+    groups = twin_groups(de for de, _ in pairs)
+    order = list(SPLITS)
+    first = {}
+    for de, _ in pairs:
+        g = groups[split_key(de)]
+        own = order.index(split_of_german(de))
+        first[g] = min(first.get(g, own), own)
     out = {name: [] for name in SPLITS}
-    for de, en in sentence_pairs(path):
-        out[split_of_german(de)].append((de, en))
+    for de, en in pairs:
+        out[order[first[groups[split_key(de)]]]].append((de, en))
     return out
 
 
@@ -267,7 +324,7 @@ def reference_streams(pairs) -> tuple[list[str], list[list[str | None]]]:
     One source per distinct German sentence; stream k holds each source's k-th English
     reference, or None where it has fewer (sacrebleu then scores with a variable number
     of references and its signature says ``nrefs:var``). For the test split of 1.9-6:
-    1,336 sources, 2 streams (4 sources have a second reference).
+    1,293 sources, 2 streams (3 sources have a second reference).
 
     Raises:
         TypeError: as for ``references``.
@@ -316,7 +373,7 @@ def phrase_pairs(path=None, protect=("dev", "test"), counts=None) -> list[tuple[
     in ``protect`` (words such as 'do-it-yourself' that contain the 3-word sentence 'Do
     it yourself!' go too: the check errs on the safe side). For 1.9-6: of 377,087
     non-sentence parts, 60 are empty after cleaning, 5 keep a bracket, 6,419 are
-    sentence-like, 3,231 repeat a pair and 18 hold a dev or test sentence: 367,354
+    sentence-like, 3,231 repeat a pair and 14 hold a dev or test sentence: 367,358
     phrase pairs are left. Pass a ``collections.Counter`` as ``counts`` for these counts.
 
     Raises:
@@ -485,8 +542,17 @@ def vocab_sentences(pairs) -> list[str]:
     return [s for pair in pairs for s in pair]
 
 
+def vocab_pairs(path=None) -> list[tuple[str, str]]:
+    """The train pairs the vocabulary learns from: those whose own bucket
+    (``split_of_german``) is train, in file order. The one-word twins that ``load_pairs``
+    moves into train from dev and test are left out: the shipped vocabulary was trained
+    before they moved, and this keeps it the one ``train_vocab`` makes (it saw no dev or
+    test sentence either way)."""
+    return [(de, en) for de, en in cached_pairs(data_path(path))["train"] if split_of_german(de) == "train"]
+
+
 def train_vocab(model_file, vocab_size=VOCAB_SIZE, path=None) -> pathlib.Path:
-    """Train the shared BPE vocabulary on the train split (both languages) with sentencepiece.
+    """Train the shared BPE vocabulary on the train split (both languages; ``vocab_pairs``) with sentencepiece.
 
     Ids follow ``utils.core.masks``: 0 ``<pad>`` (PAD_ID), 1 ``<s>`` (BOS_ID), 2 ``</s>``
     (EOS_ID), 3 ``<unk>``. Every character of the train split is kept
@@ -517,7 +583,7 @@ def train_vocab(model_file, vocab_size=VOCAB_SIZE, path=None) -> pathlib.Path:
     written = io.BytesIO()  # not model_prefix: sentencepiece would store the path in the file
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(vocab_sentences(cached_pairs(data_path(path))["train"])), model_writer=written,
+            sentence_iterator=iter(vocab_sentences(vocab_pairs(path))), model_writer=written,
             model_type="bpe", vocab_size=int(vocab_size), character_coverage=1.0,
             normalization_rule_name="identity", pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID, unk_id=UNK_ID,
             pad_piece="<pad>", bos_piece="<s>", eos_piece="</s>", unk_piece="<unk>",
