@@ -202,6 +202,54 @@ def bleu_chrf(hyps, streams) -> dict:
     return dict(scores, bleu_signature=str(bleu.get_signature()), chrf_signature=str(chrf.get_signature()))
 
 
+#: Paired bootstrap: resamples and the seed of NumPy's generator (``paired_bootstrap``).
+BOOTSTRAP = dict(resamples=1000, seed=12345)
+
+
+def paired_bootstrap(hyps_a, hyps_b, streams, resamples=BOOTSTRAP["resamples"], seed=BOOTSTRAP["seed"]) -> dict:
+    """Paired bootstrap resampling over test sentences (Koehn 2004): is system a better than b?
+
+    Draw ``resamples`` test sets of n sentences with replacement (the same draws for both
+    systems: they are paired), score both on each with corpus BLEU and chrF (sacrebleu's
+    settings, as ``bleu_chrf``) and look at the differences a - b. The sentence statistics
+    are sacrebleu's own (n-gram matches and lengths), summed per draw, as its
+    ``--paired-bs`` does; on the draw that is the test set itself they give ``bleu_chrf``'s
+    scores exactly (``tests/test_translation_train.py`` checks it).
+
+    Returns:
+        {"bleu": {...}, "chrf": {...}}, each with "a", "b" (the scores on the test set),
+        "diff" (a - b), "low", "high" (the 2.5th and 97.5th percentiles of the resampled
+        differences: a 95% interval) and "p_a_better" (the share of draws where a scores
+        higher); and "resamples", "seed".
+
+    Raises:
+        TypeError, ValueError: as for ``bleu_chrf``; ``hyps_b``'s length differs from
+            ``hyps_a``'s; ``resamples`` is not an int >= 1 or ``seed`` not an int >= 0.
+    """
+    import numpy as np
+    from sacrebleu.metrics import BLEU, CHRF
+
+    a, b = bleu_chrf(hyps_a, streams), bleu_chrf(hyps_b, streams)  # checks both against the streams
+    if not is_int(resamples) or resamples < 1:
+        raise ValueError(f"resamples must be an int >= 1, got {type(resamples).__name__} {resamples!r}")
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {type(seed).__name__} {seed!r}")
+    draws = np.random.default_rng(int(seed)).integers(0, len(hyps_a), size=(int(resamples), len(hyps_a)))
+    out = dict(resamples=int(resamples), seed=int(seed))
+    for name, metric in (("bleu", BLEU()), ("chrf", CHRF())):
+        stats = [np.array(metric._extract_corpus_statistics(list(h), streams), dtype=np.int64) for h in (hyps_a, hyps_b)]
+        full = [metric._compute_score_from_stats(list(s.sum(0))).score for s in stats]
+        if full != [a[name], b[name]]:
+            raise RuntimeError(f"sacrebleu's sentence statistics no longer add up to its corpus {name} "
+                               f"({full} != {[a[name], b[name]]}): check the installed sacrebleu")
+        diffs = np.array([metric._compute_score_from_stats(list(stats[0][d].sum(0))).score
+                          - metric._compute_score_from_stats(list(stats[1][d].sum(0))).score for d in draws])
+        low, high = np.percentile(diffs, [2.5, 97.5])
+        out[name] = dict(a=a[name], b=b[name], diff=a[name] - b[name], low=float(low), high=float(high),
+                         p_a_better=float((diffs > 0).mean()))
+    return out
+
+
 def score_pairs(model, pairs, sp=None, decode="greedy", **kwargs) -> dict:
     """BLEU and chrF of ``model`` on (German, English) pairs: each distinct German sentence is
     translated once and scored against all its references (``reference_streams``).
