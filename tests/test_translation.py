@@ -326,3 +326,12 @@ def test_missing_and_wrong_files_say_what_to_do(tmp_path, monkeypatch):
         tr.split_of_german(b"Haus")
     with pytest.raises(ValueError, match="protect must be"):
         tr.phrase_pairs(protect="test")
+
+
+def test_the_bucket_rule_is_the_split_of_the_earlier_runs(version_1_9_6):
+    old = tr.load_pairs(split_rule="buckets")
+    assert {k: len(v) for k, v in old.items()} == {"train": 11_881, "dev": 1_451, "test": 1_340}
+    assert all(tr.split_of_german(de) == name for name, split in old.items() for de, _ in split)
+    assert tr.vocab_pairs() == old["train"]
+    with pytest.raises(ValueError, match=r"split_rule must be one of \('twins', 'buckets'\), got 'hash'"):
+        tr.load_pairs(split_rule="hash")

@@ -241,7 +241,7 @@ def test_the_shipped_files_are_small_and_come_from_the_shipped_run():
         total += path.stat().st_size
         assert path.stat().st_size <= mt.MAX_SHIPPED_BYTES
     header, records = _shipped_log()
-    assert header["start"]["model"] == mt.MT_MODEL
+    assert header["start"]["model"] == mt.MT_MODEL and "split" not in header["start"]  # made before twins were grouped
     assert header["start"]["recipe"] == dict({k: v for k, v in mt.MT_TRAIN.items() if k != "steps"}, phrases=False)
     saved = [r["step"] for r in records]
     assert saved[-1] == mt.MT_TRAIN["steps"] and "dev_bleu" in records[-1]  # the command's default trains the shipped run
@@ -255,7 +255,7 @@ def test_the_measurement_logs_are_the_runs_the_chapter_names():
     expected = {"small": ("small", False), "large": ("large", False), "phrases": ("base", True)}
     for name, (size, phrases) in expected.items():
         header, records = mt.read_log(mt.MEASURE_DIR / f"{name}.jsonl")
-        _, cfg = mt._config(None, 1, phrases, {}, size)
+        _, cfg = mt._config(None, 1, phrases, {}, size, "buckets")  # runs made before twins were grouped
         assert header["start"] == cfg, name
         assert any("dev_bleu" in r for r in records), name
 
@@ -269,11 +269,11 @@ def test_each_recipe_ablation_log_is_its_config_and_replays_within_the_tolerance
     """An ablation changes one field of the paper's recipe; its first 10 steps rerun within the
     measured replay tolerance (the log was made on another machine, so not to the bit)."""
     header, records = mt.read_log(mt.MEASURE_DIR / f"{name}.jsonl")
-    _, cfg = mt._config(None, 1, False, ABLATIONS[name], "base")
+    _, cfg = mt._config(None, 1, False, ABLATIONS[name], "base", "buckets")
     assert header["start"] == cfg
     assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, 3501, 500))
     mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
-                         **ABLATIONS[name])
+                         split_rule="buckets", **ABLATIONS[name])
     set_seed(0)  # back to the course's single thread
     _, mine = mt.read_log(tmp_path / "log.jsonl")
     gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
@@ -387,3 +387,15 @@ def test_token_dropout_holes_only_real_pieces_in_training_mode():
     assert torch.equal(seen[-1][0], src), "no holes in eval mode"
     with pytest.raises(ValueError, match=r"p_tgt must be a number in \[0, 1\), got 1"):
         mt.token_dropout(0.1, 1)
+
+
+def test_the_split_rule_is_in_the_config_and_refused_when_unknown(tmp_path):
+    """Runs name the course's split ("twins"); the runs made before it name none and replay
+    with ``split_rule="buckets"``, which trains on the 11,881 pairs of that split."""
+    assert mt._config(None, 1, False, {})[1]["split"] == "twins"
+    assert "split" not in mt._config(None, 1, False, {}, "base", "buckets")[1]
+    mt.train_translation(tmp_path, steps=1, dev_eval=False, split_rule="buckets", **TINY)
+    header, _ = mt.read_log(tmp_path / "log.jsonl")
+    assert header["train_pairs"] == 11_881 and "split" not in header["start"]
+    with pytest.raises(ValueError, match="split_rule must be one of"):
+        mt.train_translation(tmp_path / "x", steps=1, split_rule="random", **TINY)

@@ -55,6 +55,10 @@ DATA_VERSION = "devel 2023-01-30"
 #: 90-99 test. Sentences one word apart (``twin_groups``) then go together to the first of
 #: train, dev, test that one of them names (``load_pairs``).
 SPLITS = {"train": range(0, 80), "dev": range(80, 90), "test": range(90, 100)}
+#: How ``load_pairs`` splits: "twins" (the course's rule: one-word twins together) or
+#: "buckets" (each sentence by its own bucket: the rule of the runs made before twins
+#: were grouped, kept so that their logs still replay).
+SPLIT_RULES = ("twins", "buckets")
 
 #: A sentence ends with one of these, on both sides.
 SENTENCE_END = ".?!"
@@ -269,7 +273,7 @@ def twin_groups(germans) -> dict[str, str]:
     return {k: root(k) for k in keys}
 
 
-def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
+def load_pairs(path=None, split_rule: str = "twins") -> dict[str, list[tuple[str, str]]]:
     """``sentence_pairs()`` split by German sentence, one-word twins together:
     {split: [(German, English), ...]}.
 
@@ -278,12 +282,21 @@ def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
     members names, so that no test sentence is one word away from a training sentence.
     For trans-de-en 1.9-6 that moves 41 dev and 38 test sentences to train and 5 test
     sentences to dev: train 11,962 pairs (11,913 German sentences), dev 1,414 (1,413),
-    test 1,296 (1,293). Pairs keep file order within each split.
+    test 1,296 (1,293). Pairs keep file order within each split. With ``split_rule="buckets"``
+    each sentence stays in its own bucket: train 11,881 pairs (11,834 German sentences), dev
+    1,451 (1,449), test 1,340 (1,336), the split of the runs made before.
 
     Raises:
-        FileNotFoundError, ValueError: as for ``sentence_pairs``.
+        FileNotFoundError, ValueError: as for ``sentence_pairs``; ValueError also for a
+            ``split_rule`` not in ``SPLIT_RULES``.
     """
+    check_split_rule(split_rule)
     pairs = sentence_pairs(path)
+    if split_rule == "buckets":
+        out = {name: [] for name in SPLITS}
+        for de, en in pairs:
+            out[split_of_german(de)].append((de, en))
+        return out
     groups = twin_groups(de for de, _ in pairs)
     order = list(SPLITS)
     first = {}
@@ -297,10 +310,16 @@ def load_pairs(path=None) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+def check_split_rule(split_rule) -> None:
+    """Raise ValueError unless ``split_rule`` is one of ``SPLIT_RULES``."""
+    if not isinstance(split_rule, str) or split_rule not in SPLIT_RULES:
+        raise ValueError(f"split_rule must be one of {SPLIT_RULES}, got {split_rule!r}")
+
+
 @functools.lru_cache(maxsize=4)
-def cached_pairs(path) -> dict[str, list[tuple[str, str]]]:
-    """``load_pairs(path)``, parsed once per process, for code that only reads it (never mutate it)."""
-    return load_pairs(path)
+def cached_pairs(path, split_rule: str = "twins") -> dict[str, list[tuple[str, str]]]:
+    """``load_pairs(path, split_rule)``, parsed once per process, for code that only reads it (never mutate it)."""
+    return load_pairs(path, split_rule)
 
 
 def references(pairs) -> dict[str, list[str]]:
@@ -361,7 +380,7 @@ def _contains(words: tuple, index: dict) -> bool:
     return False
 
 
-def phrase_pairs(path=None, protect=("dev", "test"), counts=None) -> list[tuple[str, str]]:
+def phrase_pairs(path=None, protect=("dev", "test"), counts=None, split_rule: str = "twins") -> list[tuple[str, str]]:
     """The dictionary's words and short phrases as (German, English) pairs, each once.
 
     Every aligned part that is not a sentence pair (``sentence_reject``) is cleaned by
@@ -374,18 +393,20 @@ def phrase_pairs(path=None, protect=("dev", "test"), counts=None) -> list[tuple[
     it yourself!' go too: the check errs on the safe side). For 1.9-6: of 377,087
     non-sentence parts, 60 are empty after cleaning, 5 keep a bracket, 6,419 are
     sentence-like, 3,231 repeat a pair and 14 hold a dev or test sentence: 367,358
-    phrase pairs are left. Pass a ``collections.Counter`` as ``counts`` for these counts.
+    phrase pairs are left (with the sentences of ``split_rule="buckets"``' splits: 18 and
+    367,354). Pass a ``collections.Counter`` as ``counts`` for these counts.
 
     Raises:
         FileNotFoundError, ValueError: as for ``sentence_pairs``; ValueError also for a
-            ``protect`` name that is not a split.
+            ``protect`` name that is not a split, or a ``split_rule`` not in ``SPLIT_RULES``.
     """
+    check_split_rule(split_rule)
     if isinstance(protect, str) or not all(p in SPLITS for p in protect):
         raise ValueError(f"protect must be a tuple of split names from {tuple(SPLITS)}, got {protect!r}")
     counts = collections.Counter() if counts is None else counts
     index = {}  # first key word -> key words of every protected sentence (German and English)
     for name in protect:
-        for de, en in cached_pairs(data_path(path))[name]:
+        for de, en in cached_pairs(data_path(path), split_rule)[name]:
             for words in (_key_words(de), _key_words(en)):
                 index.setdefault(words[0], set()).add(words)
     seen, out = set(), []
@@ -543,12 +564,11 @@ def vocab_sentences(pairs) -> list[str]:
 
 
 def vocab_pairs(path=None) -> list[tuple[str, str]]:
-    """The train pairs the vocabulary learns from: those whose own bucket
-    (``split_of_german``) is train, in file order. The one-word twins that ``load_pairs``
-    moves into train from dev and test are left out: the shipped vocabulary was trained
-    before they moved, and this keeps it the one ``train_vocab`` makes (it saw no dev or
-    test sentence either way)."""
-    return [(de, en) for de, en in cached_pairs(data_path(path))["train"] if split_of_german(de) == "train"]
+    """The train pairs the vocabulary learns from: the train split of ``split_rule="buckets"``,
+    in file order. The one-word twins that ``load_pairs`` moves into train from dev and test
+    are left out: the shipped vocabulary was trained before they moved, and this keeps it
+    the one ``train_vocab`` makes (it saw no dev or test sentence either way)."""
+    return cached_pairs(data_path(path), "buckets")["train"]
 
 
 def train_vocab(model_file, vocab_size=VOCAB_SIZE, path=None) -> pathlib.Path:

@@ -106,16 +106,16 @@ def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer:
 
 
 @functools.lru_cache(maxsize=2)
-def training_data(max_tokens: int, phrases: bool) -> tuple[list, list, list]:
+def training_data(max_tokens: int, phrases: bool, split_rule: str = "twins") -> tuple[list, list, list]:
     """(train examples, dev pairs (text), ``make_batches`` of the train examples), made once per
     process for ``train_translation`` (read only: never mutate them). An example is (German ids,
     English ids + ``</s>``); with ``phrases`` the dictionary's 367,358 phrase pairs follow the
     11,962 sentence pairs (reading and encoding them takes about 20 s)."""
     sp = tr.shipped_vocab()
-    by_split = tr.cached_pairs(tr.data_path())
+    by_split = tr.cached_pairs(tr.data_path(), split_rule)
     pairs = tr.encode_pairs(by_split["train"], sp)
     if phrases:
-        pairs += tr.encode_pairs(tr.phrase_pairs(), sp)
+        pairs += tr.encode_pairs(tr.phrase_pairs(split_rule=split_rule), sp)
     return pairs, by_split["dev"], make_batches(pairs, max_tokens)
 
 
@@ -276,8 +276,11 @@ def _versions() -> dict:
                 threads=torch.get_num_threads())
 
 
-def _config(steps, threads, phrases, recipe, size="base") -> tuple[dict, dict]:
-    """(the recipe with ``steps``, the run's config: model and recipe without steps), checked."""
+def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") -> tuple[dict, dict]:
+    """(the recipe with ``steps``, the run's config: model and recipe without steps, and
+    ``split_rule`` unless it is "buckets", which the configs of the runs made before the
+    rule existed mean by saying none), checked."""
+    tr.check_split_rule(split_rule)
     if not isinstance(size, str) or size not in MT_SIZES:
         raise ValueError(f"size must be one of {sorted(MT_SIZES)}, got {size!r}")
     model_fields = set(MT_MODEL) - {"max_len"}
@@ -312,7 +315,8 @@ def _config(steps, threads, phrases, recipe, size="base") -> tuple[dict, dict]:
         raise TypeError(f"phrases must be True or False (add the dictionary's phrase pairs), got {phrases!r}")
     cfg = {k: v for k, v in cfg.items() if k not in MT_EXTRA or v != MT_EXTRA[k]}  # the paper's recipe names none
     recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
-    return cfg, dict(model=model, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases))
+    return cfg, dict(model=model, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases),
+                     **({} if split_rule == "buckets" else dict(split=split_rule)))
 
 
 def _number(x) -> bool:
@@ -352,7 +356,7 @@ def token_dropout(p_src: float, p_tgt: float):
 
 
 def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
-                      dev_size=None, size="base", **recipe) -> nn.Module:
+                      dev_size=None, size="base", split_rule="twins", **recipe) -> nn.Module:
     """Train the German to English Transformer with the paper's recipe; resumable.
 
     The loop is ``utils.training.loop.Run`` with a work folder, as in ``utils.tasks.g2p.train_g2p``. It writes
@@ -380,6 +384,9 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             not part of the recipe, it changes no weight).
         size: a key of ``MT_SIZES``: "base" (``MT_MODEL``), or "small" / "large" (half and
             twice its ``d_model`` and ``d_ff``), the sizes measured against it. Part of the config.
+        split_rule: "twins" (the course's split) or "buckets" (the split of the runs made
+            before one-word twins were grouped: to replay their logs); ``data.load_pairs``.
+            Part of the config.
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``), of ``MT_EXTRA`` (``lr_factor``,
             ``p_word_src``, ``p_word_tgt``), or of ``MT_MODEL`` (``d_model``,
@@ -389,7 +396,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         The trained model (eval mode).
 
     Raises:
-        ValueError: ``size`` is not a key of ``MT_SIZES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
+        ValueError: ``size`` is not a key of ``MT_SIZES``; ``split_rule`` is not in ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls``, ``p_word_src``, ``p_word_tgt``
             in [0, 1); ``lr_factor`` finite and > 0); an unknown
             recipe field; the folder holds a run with another config (the message shows
@@ -398,7 +405,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         TypeError: ``phrases`` is not a bool.
         FileNotFoundError: the dictionary is missing (the message gives the install command).
     """
-    cfg, run_cfg = _config(steps, threads, phrases, recipe, size)
+    cfg, run_cfg = _config(steps, threads, phrases, recipe, size, split_rule)
     if dev_size is not None and (not is_int(dev_size) or dev_size < 1):
         raise ValueError(f"dev_size must be None (all dev pairs) or an int >= 1, got {type(dev_size).__name__} {dev_size!r}")
     state_path = pathlib.Path(workdir) / "state.pt"
@@ -410,7 +417,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     from ...core.env import set_seed
 
     set_seed(cfg["seed"], threads=threads)
-    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases)
+    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases, split_rule)
     dev_text = dev_text[:dev_size]
     dev_examples = tr.encode_pairs(dev_text)
     model = new_model(run_cfg["model"])
