@@ -192,6 +192,10 @@ def test_the_commands_train_ship_and_score(straight, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "wrote" in out and "test split (3 German sentences), average of steps [2, 4], beam: BLEU" in out
     assert SIGNATURE.search(out.split("BLEU signature: ")[1]) and "chrF signature: nrefs:" in out
+    for cmd in (["ship", "--workdir", str(straight)], ["decode"]):  # nothing shipped is overwritten by default
+        with pytest.raises(SystemExit):
+            _main(cmd)
+        assert "the following arguments are required: --out" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- sizes, FLOPs, shipped files

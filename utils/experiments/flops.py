@@ -160,7 +160,7 @@ def translation_training_flops(config, steps) -> list[int]:
     if not isinstance(config, dict) or not {"model", "recipe"} <= set(config):
         raise ValueError(f"config must be a log header's 'start' (with 'model' and 'recipe'), got {config!r:.120}")
     recipe = config["recipe"]
-    pairs, _, batches = mt.training_data(recipe["max_tokens"], recipe.get("phrases", False))
+    pairs, _, batches = mt.training_data(recipe["max_tokens"], recipe.get("phrases", False), config.get("split", "buckets"))
     per_batch = []
     for indices in batches:
         src, tgt = collate([pairs[i] for i in indices])

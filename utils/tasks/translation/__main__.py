@@ -8,6 +8,7 @@ import pathlib
 import tempfile
 
 from . import train as mt
+from ...core.env import ROOT
 from .data import SPLITS, VOCAB_FILE, VOCAB_SIZE, cached_pairs, data_path, load_vocab, measure_vocab, train_vocab
 
 
@@ -47,9 +48,12 @@ def _main(argv=None):
     s.add_argument("--workdir", default=str(mt.WORKDIR))
     s.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16", help="stored weights (default: %(default)s)")
-    s.add_argument("--out", default=str(mt.AVG_FILE))
+    s.add_argument("--out", required=True, help=f"the averaged weights' file; {mt.AVG_FILE.relative_to(ROOT)} (the "
+                   f"shipped model, with {mt.LAST_FILE.name} beside it) only when named: nothing shipped is overwritten "
+                   f"by default")
     d = sub.add_parser("decode", help="translate the test split with both shipped models, greedy and beam")
-    d.add_argument("--out", default=str(mt.OUTPUTS_FILE))
+    d.add_argument("--out", required=True, help=f"the translations' file; {mt.OUTPUTS_FILE.relative_to(ROOT)} (the "
+                   f"shipped ones, which chapter 16 reads) only when named")
     d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
     e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
     e.add_argument("--path", default=str(mt.AVG_FILE))
@@ -64,7 +68,7 @@ def _main(argv=None):
                              dev_size=args.dev_size, size=args.size, **dict(args.set))
     elif args.cmd == "ship":
         print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
-        if args.out == str(mt.AVG_FILE):  # the shipped pair: the average and the last checkpoint alone
+        if pathlib.Path(args.out).resolve() == mt.AVG_FILE.resolve():  # the shipped pair: the average and the last checkpoint alone
             print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
     elif args.cmd == "decode":
         print("wrote", mt.decode_test_split(args.out, threads=args.threads))

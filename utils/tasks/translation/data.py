@@ -22,9 +22,9 @@ Ship the vocabulary, measure the sizes; train, ship and score the model (``utils
     .venv/bin/python -m utils.tasks.translation vocab       # utils/checkpoints/translation/de_en_bpe.model
     .venv/bin/python -m utils.tasks.translation measure     # tokens per sentence and rare dev tokens per size
     .venv/bin/python -m utils.tasks.translation train --workdir _build_mt --steps 9500 --threads 1 [--phrases] [--size base] [--seed 0]
-    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
+    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt --out utils/checkpoints/translation/de_en_avg.pt
     .venv/bin/python -m utils.tasks.translation score       # test BLEU and chrF of the shipped average, beam 4
-    .venv/bin/python -m utils.tasks.translation decode      # the test split's translations (chapter 16 reads them)
+    .venv/bin/python -m utils.tasks.translation decode --out utils/checkpoints/translation/de_en_test_outputs.json
 """
 
 from __future__ import annotations

@@ -14,11 +14,12 @@ sentences and scored against the dev split's references). Shipping averages the 
 search (beam 4, alpha 0.6)::
 
     .venv/bin/python -m utils.tasks.translation train --workdir _build_mt --threads 1 --steps 9500
-    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt   # de_en_avg.pt and de_en_last.pt
+    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt --out utils/checkpoints/translation/de_en_avg.pt   # and de_en_last.pt
     .venv/bin/python -m utils.tasks.translation score                      # test BLEU and chrF, sacrebleu's signatures
-    .venv/bin/python -m utils.tasks.translation decode                     # the test split's translations, for chapter 16
+    .venv/bin/python -m utils.tasks.translation decode --out utils/checkpoints/translation/de_en_test_outputs.json   # for chapter 16
 
 Run ``train`` again with the same arguments (and a larger ``--steps`` if wanted) to go on.
+``ship`` and ``decode`` overwrite a shipped file only when ``--out`` names it.
 
 Measured on one thread of an AMD EPYC (the other core busy): 63 batches an epoch, 1.14 s a
 step; the dev evaluation (dev loss and greedy decoding of the 1,449 dev sources of the split before one-word twins moved) took 65 s
