@@ -50,13 +50,13 @@ def words(text: str) -> list[str]:
 
 def join_words(tokens) -> str:
     """English words back into a sentence: no space before ``. , ! ? ; :`` and closing
-    marks, none after opening marks; the first letter capitalised.
-    ['i', 'am', 'here', '.'] -> 'I am here.'"""
+    marks, none after opening marks; the first letter and the pronoun 'i' ('i’m', ...)
+    capitalised (the model learns lowercased English). ['so', 'i', 'am', 'here', '.'] -> 'So I am here.'"""
     out = ""
     for w in tokens:
         if out and w not in _NO_SPACE_BEFORE and out[-1] not in _NO_SPACE_AFTER:
             out += " "
-        out += w
+        out += "I" + w[1:] if w == "i" or w[:2] in ("i'", "i’") else w
     return out[:1].upper() + out[1:]
 
 
@@ -168,3 +168,22 @@ def word_by_word(sentences, best: dict, lexicon=None) -> list[str]:
                 tokens.append(w)
         out.append(join_words(tokens))
     return out
+
+
+def alignment(table: dict, german: str, english: str) -> tuple[list[str], list[str], np.ndarray]:
+    """IBM Model 1's soft alignment of one sentence pair: for each English word, how its
+    probability is shared among ``NULL`` and the German words (the E step of ``ibm1``).
+
+    Returns:
+        (German words with ``NULL`` first, English words, p (len(English), 1 + len(German)))
+        where p[j, i] = t(e_j | f_i) / sum_i' t(e_j | f_i'); a row whose every t is 0 (an
+        English word never met with these German words) is all 0. Words are lowercased.
+
+    Raises:
+        TypeError: ``german`` or ``english`` is not a str.
+    """
+    fs, es = [NULL] + words(german.lower()), words(english.lower())
+    lookup = {(table["german"][f], table["english"][e]): t for f, e, t in zip(table["f"], table["e"], table["t"])}
+    p = np.array([[lookup.get((f, e), 0.0) for f in fs] for e in es]).reshape(len(es), len(fs))
+    total = p.sum(1, keepdims=True)
+    return fs, es, np.divide(p, total, out=np.zeros_like(p), where=total > 0)

@@ -86,6 +86,8 @@ OUTPUTS_FILE = tr.SHIPPED / "de_en_test_outputs.json"
 #: entries (``small.jsonl``, ``large.jsonl``, ``phrases.jsonl``: copies of the runs'
 #: ``log.jsonl``; chapter 16 compares them with the shipped run).
 MEASURE_DIR = tr.SHIPPED / "measure"
+#: A person's verdicts on everyday sentences (``load_judged``): each stored with the translation judged.
+JUDGED_FILE = tr.SHIPPED / "everyday_judged.json"
 #: (weights, decoding) pairs of the shipped test outputs.
 OUTPUT_KINDS = (("last", "greedy"), ("last", "beam"), ("avg", "greedy"), ("avg", "beam"))
 LOG_FILE = tr.SHIPPED / "de_en_log.jsonl"
@@ -615,3 +617,28 @@ def load_test_outputs(path=OUTPUTS_FILE) -> dict:
             raise ValueError(f"{path}: {which} {decode} has {len(hyps)} outputs for {len(sources)} sources; {remake}")
         out[which, decode] = hyps
     return out
+
+
+def load_judged(path=JUDGED_FILE) -> dict[str, dict[str, tuple[str, bool]]]:
+    """A person's verdicts on chapter 16's everyday sentences: {system: {German: (the translation
+    judged, right?)}}. The file also states the rule (its "rule" field); chapter 16 checks that
+    each system still translates each sentence as judged, so a new model cannot inherit old verdicts.
+
+    Raises:
+        FileNotFoundError: the file is missing.
+        ValueError: the file is not readable JSON or not verdicts of this shape.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: restore it with git (it holds a person's verdicts)")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error})") from None
+    judged = record.get("judged") if isinstance(record, dict) and record.get("kind") == "translation verdicts" else None
+    if not isinstance(judged, dict) or not all(
+            isinstance(v, dict) and all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
+                                        and isinstance(t[1], bool) for t in v.values()) for v in judged.values()):
+        raise ValueError(f"{path} must hold kind 'translation verdicts' and judged: {{system: {{German: "
+                         f"[translation, true or false]}}}}")
+    return {name: {de: (t, ok) for de, (t, ok) in v.items()} for name, v in judged.items()}
