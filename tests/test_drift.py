@@ -19,12 +19,13 @@ from notebooks import ROOT, paired_markdown, read
 # (core.checks, core.env, the book's tooling and the exercises are course plumbing, not the model.)
 TAUGHT_MODULES = ["core.masks", "model.attention", "model.layers", "model.embeddings", "model.transformer",
                   "model.decoding", "model.recurrent", "training.batching", "training.recipe", "training.checkpoints",
-                  "tasks.reversal.task", "experiments.flops"]
+                  "tasks.reversal.task", "tasks.translation.baselines", "experiments.flops"]
 #: Public helpers of those modules that no chapter shows: input checks shared across modules, file
 #: plumbing, and the batched evaluation helpers that chapters 15 and 16 call but do not teach.
 UNTAUGHT = {"training.recipe": {"check_transformer", "dev_loss"},
             "training.checkpoints": {"torch_load", "checkpoint_steps"}, "model.decoding": {"decode_by_length"},
-            "experiments.flops": {"translation_training_flops"}}
+            "experiments.flops": {"translation_training_flops"},
+            "tasks.translation.baselines": {"words", "join_words", "copy_source", "single_word_entries"}}
 
 
 def taught_objects():

@@ -203,3 +203,59 @@ def _ex_16_3_fewer():
          "all the sentences first (bleu_chrf)")
 def _ex_16_3_sentence_mean():
     return _shipped("avg", "beam", metric="sentence bleu")
+
+
+# ---------------------------------------------------------------- 16.4, one EM step of IBM Model 1
+
+#: The three sentence pairs of 16.4.
+EM_PAIRS = [("das Buch", "the book"), ("ein gutes Buch", "a good book"), ("das Haus", "the house")]
+
+
+def _one_em_step(null: bool = True, normalise_over: str = "english") -> float:
+    """t(book | buch) after one EM iteration from equal t, worked as a learner would: each English
+    word's count is shared equally among the German words of its sentence (and NULL), then the
+    counts of 'buch' are divided by their total over English words (or, a mistake, the counts of
+    'book' by their total over German words; or, a mistake, not divided at all)."""
+    counts = collections.Counter()
+    for german, english in EM_PAIRS:
+        fs = (["<null>"] if null else []) + german.lower().split()
+        for e in english.lower().split():
+            for f in fs:
+                counts[f, e] += 1 / len(fs)
+    if normalise_over == "english":
+        return counts["buch", "book"] / sum(c for (f, _), c in counts.items() if f == "buch")
+    if normalise_over == "german":
+        return counts["buch", "book"] / sum(c for (_, e), c in counts.items() if e == "book")
+    return counts["buch", "book"]
+
+
+@register("16.4", prompt="Give t(book | buch) (a float) after one EM iteration of IBM Model 1 (ibm1, with its "
+          "NULL word, words lowercased, from a t equal for every pair of words that meet) on the pairs "
+          "das Buch / the book, ein gutes Buch / a good book, das Haus / the house, to 3 decimals.", decimals=3,
+          hint="E step: each English word of a pair is shared equally among NULL and the German words of its "
+               "sentence (t is equal everywhere at the start). M step: add up the shares of (buch, e) for every "
+               "English word e, and divide the share of (buch, book) by their total.")
+def _ex_16_4():
+    from ..tasks.translation.baselines import ibm1
+
+    table = ibm1(EM_PAIRS, iterations=1)
+    return next(float(t) for f, e, t in zip(table["f"], table["e"], table["t"])
+                if table["german"][f] == "buch" and table["english"][e] == "book")
+
+
+@mistake("16.4", "This leaves out the NULL word; ibm1 adds it to every German sentence, so each English word "
+         "is shared among one more German word")
+def _ex_16_4_no_null():
+    return _one_em_step(null=False)
+
+
+@mistake("16.4", "This is the count of (buch, book) before the M step divides it by the total of the "
+         "counts of 'buch' over all English words")
+def _ex_16_4_not_normalised():
+    return _one_em_step(normalise_over=None)
+
+
+@mistake("16.4", "This divides by the total over German words, which gives the share of 'buch' among what "
+         "explains 'book'; t(e | f) sums to 1 over English words e for each German word f")
+def _ex_16_4_wrong_direction():
+    return _one_em_step(normalise_over="german")

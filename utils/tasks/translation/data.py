@@ -505,7 +505,8 @@ def learn_bpe(words_with_counts, num_merges) -> list[tuple[str, str]]:
 
 
 def apply_bpe(word: str, merges) -> list[str]:
-    """Segment one word with learned merges, applied in their order: 'Mäuse' -> e.g. ['M', 'ä', 'use▁']."""
+    """Segment one word with learned merges, applied in their order: with the 10 merges
+    ``learn_bpe(TINY_WORDS, 10)`` learns, 'Mäuse' -> ['M', 'ä', 'use', '▁']."""
     _check_words({word: 1})
     symbols = tuple(word) + (END,)
     for pair in merges:
