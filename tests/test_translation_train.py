@@ -265,23 +265,33 @@ def test_the_measurement_logs_are_the_runs_the_chapter_names():
 
 
 #: The recipe ablations of issue 33 (``--set``), shipped as logs: name -> the fields they change.
-ABLATIONS = {"pdrop0.3": dict(p_drop=0.3), "pdrop0.5": dict(p_drop=0.5)}
-
-
-@pytest.mark.parametrize("name", sorted(ABLATIONS))
-def test_each_recipe_ablation_log_is_its_config_and_replays_within_the_tolerance(name, tmp_path):
-    """An ablation changes one field of the paper's recipe; its first 10 steps rerun within the
-    measured replay tolerance (the log was made on another machine, so not to the bit)."""
+@pytest.mark.parametrize("name", sorted(mt.MT_ABLATIONS))
+def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_the_tolerance(name, tmp_path):
+    """An ablation changes one thing of the paper's recipe, on the twin-aware split; its shipped
+    dev translations score what its log recorded at its last step; its first 10 steps rerun
+    within the measured replay tolerance (the log was made on another machine, so not to the bit)."""
+    fields = mt.MT_ABLATIONS[name][1]
     header, records = mt.read_log(mt.MEASURE_DIR / f"{name}.jsonl")
-    _, cfg = mt._config(None, 1, False, ABLATIONS[name], "base", "buckets")
-    assert header["start"] == cfg
-    assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, 3501, 500))
+    _, cfg = mt._config(None, 1, False, fields, "base")
+    assert header["start"] == cfg and header["start"]["split"] == "twins"
+    assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, mt.ABLATION_STEPS + 1, 500))
+    dev = mt.load_dev_outputs(mt.MEASURE_DIR / f"{name}.dev.json")
+    sources, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"])
+    assert dev["sources"] == sources and dev["step"] == records[-1]["step"]
+    scores = mt.bleu_chrf(dev["hyps"], streams)
+    assert (scores["bleu"], scores["chrf"]) == (records[-1]["dev_bleu"], records[-1]["dev_chrf"])
     mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
-                         split_rule="buckets", **ABLATIONS[name])
+                         **fields)
     set_seed(0)  # back to the course's single thread
     _, mine = mt.read_log(tmp_path / "log.jsonl")
     gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
     assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
+
+
+def test_the_measure_folder_holds_only_what_the_chapter_reads():
+    expected = {f"{n}.jsonl" for n in ("small", "large", "phrases")}
+    expected |= {f"{n}{ext}" for n in mt.MT_ABLATIONS for ext in (".jsonl", ".dev.json")}
+    assert {p.name for p in mt.MEASURE_DIR.iterdir()} == expected
 
 
 def test_shipped_test_outputs_are_what_the_shipped_models_translate():
@@ -403,3 +413,28 @@ def test_the_split_rule_is_in_the_config_and_refused_when_unknown(tmp_path):
     assert header["train_pairs"] == 11_881 and "split" not in header["start"]
     with pytest.raises(ValueError, match="split_rule must be one of"):
         mt.train_translation(tmp_path / "x", steps=1, split_rule="random", **TINY)
+
+
+def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logged(straight, tmp_path):
+    log_out, dev_out = mt.ship_measurement(straight, "tiny", tmp_path)
+    assert log_out.read_text() == (straight / "log.jsonl").read_text()
+    record = mt.load_dev_outputs(dev_out)
+    _, records = mt.read_log(straight / "log.jsonl")
+    assert record["step"] == records[-1]["step"] == 4 and len(record["hyps"]) == len(record["sources"]) == 4
+    _, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"][:4])
+    assert mt.bleu_chrf(record["hyps"], streams)["chrf"] == records[-1]["dev_chrf"]
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    for f in straight.iterdir():
+        (forged / f.name).write_bytes(f.read_bytes())
+    lines = (forged / "log.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["dev_chrf"] += 1.0
+    (forged / "log.jsonl").write_text("\n".join(lines[:-1] + [json.dumps(last)]) + "\n")
+    with pytest.raises(ValueError, match="the log says"):
+        mt.ship_measurement(forged, "forged", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="plain file name"):
+        mt.ship_measurement(straight, "../x", tmp_path)
+    with pytest.raises(FileNotFoundError, match="measure-run"):
+        mt.load_dev_outputs(tmp_path / "none.dev.json")

@@ -55,6 +55,10 @@ def _main(argv=None):
     d.add_argument("--out", required=True, help=f"the translations' file; {mt.OUTPUTS_FILE.relative_to(ROOT)} (the "
                    f"shipped ones, which chapter 16 reads) only when named")
     d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
+    r = sub.add_parser("measure-run", help="ship a measurement run's log and its dev translations into "
+                       f"{mt.MEASURE_DIR.relative_to(ROOT)}/NAME.jsonl and NAME.dev.json (chapter 16's ablations)")
+    r.add_argument("--workdir", required=True)
+    r.add_argument("--name", required=True, help="the files' name, e.g. pdrop0.3")
     e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
     e.add_argument("--path", default=str(mt.AVG_FILE))
     e.add_argument("--split", choices=tuple(SPLITS), default="test")
@@ -72,6 +76,8 @@ def _main(argv=None):
             print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
     elif args.cmd == "decode":
         print("wrote", mt.decode_test_split(args.out, threads=args.threads))
+    elif args.cmd == "measure-run":
+        print("wrote", *mt.ship_measurement(args.workdir, args.name))
     elif args.cmd == "score":
         r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
         print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "

@@ -86,6 +86,14 @@ OUTPUTS_FILE = tr.SHIPPED / "de_en_test_outputs.json"
 #: entries (``small.jsonl``, ``large.jsonl``, ``phrases.jsonl``: copies of the runs'
 #: ``log.jsonl``; chapter 16 compares them with the shipped run).
 MEASURE_DIR = tr.SHIPPED / "measure"
+#: The recipe ablations of chapter 16 (``measure-run`` ships each into ``MEASURE_DIR``): name ->
+#: (the change from the paper's recipe, the fields ``train_translation`` gets). Each trains
+#: ``ABLATION_STEPS`` steps with seed 0 on the twin-aware split, one thread.
+MT_ABLATIONS = {
+    "paper": ("none: the paper's recipe as scaled here", {}),
+    "tokens1500": ("batches of 1,500 tokens instead of 3,000", dict(max_tokens=1500)),
+}
+ABLATION_STEPS = 3500
 #: A person's verdicts on everyday sentences (``load_judged``): each stored with the translation judged.
 JUDGED_FILE = tr.SHIPPED / "everyday_judged.json"
 #: (weights, decoding) pairs of the shipped test outputs.
@@ -642,3 +650,71 @@ def load_judged(path=JUDGED_FILE) -> dict[str, dict[str, tuple[str, bool]]]:
         raise ValueError(f"{path} must hold kind 'translation verdicts' and judged: {{system: {{German: "
                          f"[translation, true or false]}}}}")
     return {name: {de: (t, ok) for de, (t, ok) in v.items()} for name, v in judged.items()}
+
+
+def ship_measurement(workdir, name: str, out_dir=MEASURE_DIR) -> tuple[pathlib.Path, pathlib.Path]:
+    """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
+    ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
+    checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
+    sentence by sentence (``paired_bootstrap``) without shipping their weights.
+
+    The translations are checked against the log: their BLEU and chrF must equal what the run
+    recorded at its last step, to the last digit (one thread, as the run decoded). A run
+    decoded on another machine than it trained on may differ in a few sentences; then
+    nothing is written.
+
+    Raises:
+        FileNotFoundError: ``workdir`` lacks the log or the last step's checkpoint.
+        ValueError: ``name`` is not a plain file name; the log's last record has no dev
+            evaluation; the translations do not score what the log says.
+    """
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be a plain file name such as 'pdrop0.3', got {name!r}")
+    workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
+    header, records = read_log(workdir / "log.jsonl")
+    last = records[-1]
+    if "dev_bleu" not in last:
+        raise ValueError(f"{workdir / 'log.jsonl'}: its last record (step {last['step']}) has no dev evaluation")
+    model = new_model(header["start"]["model"])
+    path = workdir / f"step{last['step']}.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the run's last checkpoint is needed to translate the dev split")
+    model.load_state_dict(torch_load(path, f"a checkpoint saved by {NAME} (a state_dict)", "train the run again"))
+    dev = tr.cached_pairs(tr.data_path(), header["start"].get("split", "buckets"))["dev"][: header["dev_pairs"]]
+    sources, streams = tr.reference_streams(dev)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(header["versions"]["threads"])
+    try:
+        hyps = translate(model.eval(), sources)
+    finally:
+        torch.set_num_threads(threads)
+    scores = bleu_chrf(hyps, streams)
+    if (scores["bleu"], scores["chrf"]) != (last["dev_bleu"], last["dev_chrf"]):
+        raise ValueError(f"the translations of step {last['step']} score BLEU {scores['bleu']}, chrF {scores['chrf']}; "
+                         f"the log says {last['dev_bleu']}, {last['dev_chrf']}: decode on the machine that trained it")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_out, dev_out = out_dir / f"{name}.jsonl", out_dir / f"{name}.dev.json"
+    log_out.write_text((workdir / "log.jsonl").read_text())
+    record = dict(kind="translation dev outputs", step=last["step"], versions=_versions(), sources=sources, hyps=hyps)
+    dev_out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return log_out, dev_out
+
+
+def load_dev_outputs(path) -> dict:
+    """A file ``ship_measurement`` wrote: {"step", "sources", "hyps", "versions"}.
+
+    Raises:
+        FileNotFoundError: the file is missing.
+        ValueError: it is not readable JSON or not dev outputs.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: ship the run with `python -m utils.tasks.translation measure-run`")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error})") from None
+    if not isinstance(record, dict) or record.get("kind") != "translation dev outputs" or \
+            len(record.get("hyps", ())) != len(record.get("sources", [None])):
+        raise ValueError(f"{path} is not a file of translation dev outputs with one translation per source")
+    return record
