@@ -123,4 +123,4 @@ def test_paired_bootstrap_draws_like_numpy_says():
     for name in ("bleu", "chrf"):
         diff = mt.bleu_chrf([hyps_a[i] for i in draw], pick)[name] - mt.bleu_chrf([hyps_b[i] for i in draw], pick)[name]
         assert r[name]["low"] == r[name]["high"] == pytest.approx(diff, abs=1e-9)
-    assert mt.BOOTSTRAP == dict(resamples=1000, seed=12345)
+    assert dict(resamples=1000, seed=12345) == mt.BOOTSTRAP

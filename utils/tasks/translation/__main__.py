@@ -7,8 +7,8 @@ import argparse
 import pathlib
 import tempfile
 
-from . import train as mt
 from ...core.env import ROOT
+from . import train as mt
 from .data import SPLITS, VOCAB_FILE, VOCAB_SIZE, cached_pairs, data_path, load_vocab, measure_vocab, train_vocab
 
 

@@ -14,7 +14,7 @@ sentences and scored against the dev split's references). Shipping averages the 
 search (beam 4, alpha 0.6)::
 
     .venv/bin/python -m utils.tasks.translation train --workdir _build_mt --threads 1 --steps 9500
-    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt --out utils/checkpoints/translation/de_en_avg.pt   # and de_en_last.pt
+    .venv/bin/python -m utils.tasks.translation ship --workdir _build_mt --out utils/checkpoints/translation/de_en_avg.pt
     .venv/bin/python -m utils.tasks.translation score                      # test BLEU and chrF, sacrebleu's signatures
     .venv/bin/python -m utils.tasks.translation decode --out utils/checkpoints/translation/de_en_test_outputs.json   # for chapter 16
 
@@ -407,7 +407,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         The trained model (eval mode).
 
     Raises:
-        ValueError: ``size`` is not a key of ``MT_SIZES``; ``split_rule`` is not in ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
+        ValueError: ``size`` is not a key of ``MT_SIZES``; ``split_rule`` is not in
+            ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls``, ``p_word_src``, ``p_word_tgt``
             in [0, 1); ``lr_factor`` finite and > 0); an unknown
             recipe field; the folder holds a run with another config (the message shows
