@@ -92,6 +92,7 @@ MEASURE_DIR = tr.SHIPPED / "measure"
 MT_ABLATIONS = {
     "paper": ("none: the paper's recipe as scaled here", {}),
     "tokens1500": ("batches of 1,500 tokens instead of 3,000", dict(max_tokens=1500)),
+    "word0.1": ("token dropout 0.1 on the source and the decoder's input", dict(p_word_src=0.1, p_word_tgt=0.1)),
 }
 ABLATION_STEPS = 3500
 #: A person's verdicts on everyday sentences (``load_judged``): each stored with the translation judged.
