@@ -218,7 +218,7 @@ def test_training_flops_count_the_batches_the_run_draws():
     from utils.experiments.flops import transformer_step_flops
     from utils.training import loop
 
-    header = dict(model=mt.MT_MODEL, recipe=dict(mt.MT_TRAIN, phrases=False))
+    header = dict(model=mt.MT_MODEL, recipe=dict(mt.MT_TRAIN, phrases=False), split="twins")  # a new run's config
     cumulative = translation_training_flops(header, 70)  # past the first epoch's 63 batches
     pairs, _, batches = mt.training_data(mt.MT_TRAIN["max_tokens"], False)
     source = loop.EpochBatches(batches, lambda idx: collate([pairs[i] for i in idx]), mt.MT_TRAIN["seed"])
