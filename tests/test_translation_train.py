@@ -438,3 +438,18 @@ def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logg
         mt.ship_measurement(straight, "../x", tmp_path)
     with pytest.raises(FileNotFoundError, match="measure-run"):
         mt.load_dev_outputs(tmp_path / "none.dev.json")
+
+
+def test_load_judged_reads_the_verdicts_and_names_a_bad_file(tmp_path):
+    judged = mt.load_judged()
+    assert set(judged) == {"Transformer (paper's recipe)", "IBM Model 1 + dictionary"}
+    assert all(isinstance(ok, bool) for v in judged.values() for _, ok in v.values())
+    with pytest.raises(FileNotFoundError, match="restore it with git"):
+        mt.load_judged(tmp_path / "none.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "translation test outputs"}')
+    with pytest.raises(ValueError, match="not a file of translation verdicts"):
+        mt.load_judged(bad)
+    bad.write_text('{"kind": "translation verdicts", "judged": {"x": {"Hallo.": ["Hello.", "yes"]}}}')
+    with pytest.raises(ValueError, match="must hold judged"):
+        mt.load_judged(bad)

@@ -594,6 +594,21 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
     return path
 
 
+def _read_record(path: pathlib.Path, kind: str, missing: str, remake: str | None = None) -> dict:
+    """The JSON object of a shipped file whose "kind" field is ``kind``. ``missing`` says how to
+    make a missing file; ``remake``, if given, ends the message of an unreadable or foreign one."""
+    end = f"; {remake}" if remake else ""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: {missing}")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error}){end}") from None
+    if not isinstance(record, dict) or record.get("kind") != kind:
+        raise ValueError(f"{path} is not a file of {kind} (its 'kind' field differs){end}")
+    return record
+
+
 def load_test_outputs(path=OUTPUTS_FILE) -> dict:
     """The shipped translations of the test split: {"sources": [...], "steps": {"avg": [...], "last": [...]},
     (which, decode): [English, ...] for each of ``OUTPUT_KINDS``}.
@@ -605,14 +620,7 @@ def load_test_outputs(path=OUTPUTS_FILE) -> dict:
     """
     path = pathlib.Path(path)
     remake = "rerun `python -m utils.tasks.translation decode`"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: run `python -m utils.tasks.translation decode`")
-    try:
-        record = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not readable JSON ({error}); {remake}") from None
-    if not isinstance(record, dict) or record.get("kind") != "translation test outputs":
-        raise ValueError(f"{path} is not a file of translation test outputs (its 'kind' field differs); {remake}")
+    record = _read_record(path, "translation test outputs", "run `python -m utils.tasks.translation decode`", remake)
     sources, outputs = record.get("sources"), record.get("outputs")
     kinds = [f"{w} {d}" for w, d in OUTPUT_KINDS]
     if not isinstance(outputs, dict) or not all(
@@ -639,17 +647,11 @@ def load_judged(path=JUDGED_FILE) -> dict[str, dict[str, tuple[str, bool]]]:
         ValueError: the file is not readable JSON or not verdicts of this shape.
     """
     path = pathlib.Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: restore it with git (it holds a person's verdicts)")
-    try:
-        record = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not readable JSON ({error})") from None
-    judged = record.get("judged") if isinstance(record, dict) and record.get("kind") == "translation verdicts" else None
+    judged = _read_record(path, "translation verdicts", "restore it with git (it holds a person's verdicts)").get("judged")
     if not isinstance(judged, dict) or not all(
             isinstance(v, dict) and all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
                                         and isinstance(t[1], bool) for t in v.values()) for v in judged.values()):
-        raise ValueError(f"{path} must hold kind 'translation verdicts' and judged: {{system: {{German: "
+        raise ValueError(f"{path} must hold judged: {{system: {{German: "
                          f"[translation, true or false]}}}}")
     return {name: {de: (t, ok) for de, (t, ok) in v.items()} for name, v in judged.items()}
 
@@ -710,13 +712,8 @@ def load_dev_outputs(path) -> dict:
         ValueError: it is not readable JSON or not dev outputs.
     """
     path = pathlib.Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: ship the run with `python -m utils.tasks.translation measure-run`")
-    try:
-        record = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not readable JSON ({error})") from None
-    if not isinstance(record, dict) or record.get("kind") != "translation dev outputs" or \
-            len(record.get("hyps", ())) != len(record.get("sources", [None])):
+    record = _read_record(path, "translation dev outputs",
+                          "ship the run with `python -m utils.tasks.translation measure-run`")
+    if len(record.get("hyps", ())) != len(record.get("sources", [None])):
         raise ValueError(f"{path} is not a file of translation dev outputs with one translation per source")
     return record
