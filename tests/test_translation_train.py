@@ -122,6 +122,8 @@ def test_a_run_refuses_to_resume_with_another_recipe(straight, tmp_path):
     (dict(lr_factor=0), ValueError, "lr_factor must be a finite number > 0, got 0"),
     (dict(lr_factor=float("inf")), ValueError, "lr_factor must be a finite number > 0"),
     (dict(dev_size=0), ValueError, "dev_size must be None"),
+    (dict(entry_ratio=-0.5), ValueError, "entry_ratio must be a finite number >= 0, got -0.5"),
+    (dict(entry_ratio=0.25, phrases=True), ValueError, "phrases and entry_ratio both add"),
 ])
 def test_bad_arguments_are_refused_with_what_was_expected(tmp_path, kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -379,6 +381,54 @@ def test_extra_recipe_fields_are_in_the_config_only_when_they_change_the_paper_r
     assert records[-1]["lr"] == pytest.approx(2.0 * d ** -0.5 * 2 * w ** -1.5)  # twice equation 3 at step 2
     with pytest.raises(ValueError, match="another configuration"):
         mt.train_translation(tmp_path, steps=4, dev_eval=False, **TINY)
+
+
+def test_mixed_batches_add_entry_batches_in_turns_and_resume_mid_epoch():
+    """Each epoch holds every sentence batch once and ``round(ratio * n)`` entry batches; the
+    entry batches come in a fixed turn, so all of them are seen before any is seen twice;
+    the state (epoch, position) gives back the same order; bad arguments are refused."""
+    sentences = [[i] for i in range(10)]
+    extra = [[10 + j] for j in range(7)]
+    source = mt.MixedBatches(sentences, extra, 0.3, lambda idx: idx[0], seed=3)
+    assert source.per_epoch == 3
+    epochs = [[next(source) for _ in range(13)] for _ in range(3)]
+    for drawn in epochs:
+        assert sorted(b for b in drawn if b < 10) == list(range(10)) and sum(b >= 10 for b in drawn) == 3
+    entries = [{b for b in drawn if b >= 10} for drawn in epochs]
+    assert len(entries[0] | entries[1]) == 6 and entries[0] | entries[1] | entries[2] == set(range(10, 17))
+    assert epochs[0] != epochs[1]  # a new order each epoch
+    resumed = mt.MixedBatches(sentences, extra, 0.3, lambda idx: idx[0], seed=3)
+    source = mt.MixedBatches(sentences, extra, 0.3, lambda idx: idx[0], seed=3)
+    for _ in range(18):
+        next(source)
+    resumed.load_state_dict(source.state_dict())
+    assert [next(resumed) for _ in range(20)] == [next(source) for _ in range(20)]
+    with pytest.raises(ValueError, match="ratio must be a finite number > 0"):
+        mt.MixedBatches(sentences, extra, 0, lambda idx: idx)
+    with pytest.raises(ValueError, match="extra must hold at least one batch"):
+        mt.MixedBatches(sentences, [], 0.5, lambda idx: idx)
+
+
+def test_a_run_with_entries_mixed_in_draws_them_and_counts_their_flops(tmp_path):
+    """``entry_ratio`` is in the config and the header; the run's batches and the FLOP count's
+    replay come from the same source (``run_batches``)."""
+    from utils.experiments.flops import transformer_step_flops
+
+    recipe = dict(max_tokens=3000, seed=0, phrases=False, entry_ratio=0.25)
+    examples, source = mt.run_batches(recipe, "twins", lambda ex, idx: collate([ex[i] for i in idx]))
+    pairs, _, batches = mt.training_data(3000, False)
+    assert source.per_epoch == round(0.25 * len(batches)) and len(examples) > len(pairs)
+    header = dict(model=mt.MT_MODEL, recipe=recipe, split="twins")
+    expected, total = [], 0
+    for _ in range(len(batches) + source.per_epoch + 2):  # into the second epoch
+        src, tgt = next(source)
+        total += transformer_step_flops(src.size(0), src.size(1), tgt.size(1), tr.VOCAB_SIZE, **mt.MT_MODEL)
+        expected.append(total)
+    assert translation_training_flops(header, len(expected)) == expected
+    mt.train_translation(tmp_path, steps=2, dev_eval=False, entry_ratio=0.25, **TINY)
+    log_header, _ = mt.read_log(tmp_path / "log.jsonl")
+    assert log_header["start"]["recipe"]["entry_ratio"] == 0.25
+    assert log_header["entry_pairs"] == len(examples) - len(pairs)
 
 
 def test_token_dropout_holes_only_real_pieces_in_training_mode():

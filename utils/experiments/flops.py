@@ -31,7 +31,6 @@ from ..core.checks import check_ids, check_module, check_positive_int, is_int
 from ..core.masks import padding_mask, shift_right, target_mask
 from ..tasks.translation import train as mt
 from ..training.batching import collate
-from ..training.loop import EpochBatches
 from ..training.recipe import LabelSmoothingLoss
 
 
@@ -146,11 +145,11 @@ def translation_training_flops(config, steps) -> list[int]:
     """Cumulative training FLOPs of a translation run (chapter 16) after each of its first ``steps``
     steps: entry k-1 is the total of steps 1 to k.
 
-    ``config`` is a log header's "start" (the model, and the recipe's ``max_tokens``, ``seed``
-    and ``phrases``). Each step is counted by ``transformer_step_flops`` on the padded
-    batch that the run drew at that step: the batch order is replayed as ``EpochBatches``
-    draws it, without running the model (chapter 10 counts FLOPs the same way). The counts
-    include padding, as the computation does.
+    ``config`` is a log header's "start" (the model, and the recipe's ``max_tokens``, ``seed``,
+    ``phrases`` and ``entry_ratio``). Each step is counted by ``transformer_step_flops`` on the padded
+    batch that the run drew at that step: the batch order is replayed from the run's own
+    source (``run_batches``: ``EpochBatches`` or ``MixedBatches``), without running the model
+    (chapter 10 counts FLOPs the same way). The counts include padding, as the computation does.
 
     Raises:
         ValueError: ``steps`` is not an int >= 1; ``config`` lacks "model" or "recipe".
@@ -160,12 +159,16 @@ def translation_training_flops(config, steps) -> list[int]:
     if not isinstance(config, dict) or not {"model", "recipe"} <= set(config):
         raise ValueError(f"config must be a log header's 'start' (with 'model' and 'recipe'), got {config!r:.120}")
     recipe = config["recipe"]
-    pairs, _, batches = mt.training_data(recipe["max_tokens"], recipe.get("phrases", False), config.get("split", "buckets"))
-    per_batch = []
-    for indices in batches:
-        src, tgt = collate([pairs[i] for i in indices])
-        per_batch.append(transformer_step_flops(src.size(0), src.size(1), tgt.size(1), mt.tr.VOCAB_SIZE, **config["model"]))
-    order = EpochBatches([[i] for i in range(len(batches))], lambda one: per_batch[one[0]], recipe["seed"])
+    cache = {}
+
+    def step_flops(examples, indices):  # one count per batch: the batches repeat every epoch
+        if id(indices) not in cache:
+            src, tgt = collate([examples[i] for i in indices])
+            cache[id(indices)] = transformer_step_flops(src.size(0), src.size(1), tgt.size(1), mt.tr.VOCAB_SIZE,
+                                                        **config["model"])
+        return cache[id(indices)]
+
+    _, order = mt.run_batches(recipe, config.get("split", "buckets"), step_flops)
     total, out = 0, []
     for _ in range(steps):
         total += next(order)

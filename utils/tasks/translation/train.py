@@ -65,8 +65,10 @@ MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=9500,
 #: values that leave the paper's recipe as it is (a run's config names one only when it
 #: differs): ``lr_factor`` scales the rate of equation 3 (``recipe.rate``'s ``factor``);
 #: ``p_word_src`` and ``p_word_tgt`` are token dropout (``token_dropout``): each piece of the
-#: source, or of the decoder's input, becomes ``<unk>`` with that probability in training.
-MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0)
+#: source, or of the decoder's input, becomes ``<unk>`` with that probability in training;
+#: ``entry_ratio`` mixes the dictionary's phrase pairs in: each epoch adds that many batches of
+#: entries per batch of sentences (``MixedBatches``; 0.25 is about 1 entry token per 4 sentence tokens).
+MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0, entry_ratio=0.0)
 
 #: Outputs may be this many pieces longer than their source: no English sentence of the
 #: train split is more than 19 pieces longer than its German (dev 15, test 16;
@@ -129,6 +131,63 @@ def training_data(max_tokens: int, phrases: bool, split_rule: str = "twins") -> 
     if phrases:
         pairs += tr.encode_pairs(tr.phrase_pairs(split_rule=split_rule), sp)
     return pairs, by_split["dev"], make_batches(pairs, max_tokens)
+
+
+@functools.lru_cache(maxsize=1)
+def entry_data(max_tokens: int, split_rule: str = "twins") -> tuple[list, list]:
+    """(the dictionary's phrase pairs as examples, ``make_batches`` of them on their own): what
+    ``MixedBatches`` mixes into a run with ``entry_ratio`` > 0 (read only; about 20 s once per process)."""
+    entries = tr.encode_pairs(tr.phrase_pairs(split_rule=split_rule), tr.shipped_vocab())
+    return entries, make_batches(entries, max_tokens)
+
+
+class MixedBatches(loop.EpochBatches):
+    """Every batch of sentences once per epoch, plus ``round(ratio * len(batches))`` batches of
+    dictionary entries, all in one random order.
+
+    The entry batches come in turns: a fixed random order of all of them (seeded by ``seed``)
+    is walked ``per_epoch`` at a time, so the run sees every entry before it sees one twice,
+    while each epoch stays mostly sentences. Epoch e's order is a ``torch.randperm`` seeded with
+    ``seed * 100003 + e``, as in ``loop.EpochBatches``, so the state (epoch, position) is all a
+    resumed run needs. ``make_batch`` gets example indices: those of ``extra`` must already
+    point past the sentence examples (the run's example list is sentences, then entries).
+
+    Raises:
+        ValueError: ``extra`` is empty, or ``ratio`` is not a finite number > 0; as
+            ``EpochBatches`` for the rest.
+    """
+
+    def __init__(self, batches, extra, ratio: float, make_batch, seed: int = 0):
+        if not _number(ratio) or not 0 < ratio < float("inf"):
+            raise ValueError(f"ratio must be a finite number > 0 (entry batches per sentence batch), got {ratio!r}")
+        if len(extra) == 0:
+            raise ValueError("extra must hold at least one batch of entries, got none")
+        self.sentence_batches, self.per_epoch = len(batches), max(1, round(ratio * len(batches)))
+        generator = torch.Generator().manual_seed(loop._check_seed(seed) * 100003 + 100002)
+        self._turns = torch.randperm(len(extra), generator=generator).tolist()
+        super().__init__(list(batches) + list(extra), make_batch, seed)
+
+    def _shuffle(self, epoch):
+        first = epoch * self.per_epoch
+        chosen = [self.sentence_batches + self._turns[(first + j) % len(self._turns)] for j in range(self.per_epoch)]
+        ids = list(range(self.sentence_batches)) + chosen
+        generator = torch.Generator().manual_seed(self.seed * 100003 + epoch)
+        return [ids[i] for i in torch.randperm(len(ids), generator=generator).tolist()]
+
+
+def run_batches(recipe: dict, split_rule: str, make_batch) -> tuple[list, loop.EpochBatches]:
+    """(the run's examples, the batches it draws in its order): ``loop.EpochBatches`` over the
+    sentence pairs (with the phrase pairs among them when ``recipe["phrases"]``), or
+    ``MixedBatches`` when ``recipe["entry_ratio"]`` > 0. ``make_batch(examples, indices)``
+    makes a step's batch. Training and ``experiments.flops`` draw from the same source."""
+    pairs, _, batches = training_data(recipe["max_tokens"], recipe.get("phrases", False), split_rule)
+    ratio = recipe.get("entry_ratio", 0.0)
+    if not ratio:
+        return pairs, loop.EpochBatches(batches, lambda indices: make_batch(pairs, indices), recipe["seed"])
+    entries, entry_batches = entry_data(recipe["max_tokens"], split_rule)
+    examples = pairs + entries
+    extra = [[len(pairs) + i for i in b] for b in entry_batches]
+    return examples, MixedBatches(batches, extra, ratio, lambda indices: make_batch(examples, indices), recipe["seed"])
 
 
 # ---------------------------------------------------------------- decoding and scoring
@@ -325,6 +384,11 @@ def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") ->
         raise ValueError(f"lr_factor must be a finite number > 0, got {cfg['lr_factor']!r}")
     if not isinstance(phrases, bool):
         raise TypeError(f"phrases must be True or False (add the dictionary's phrase pairs), got {phrases!r}")
+    if not _number(cfg.get("entry_ratio", 0.0)) or not 0 <= cfg.get("entry_ratio", 0.0) < float("inf"):
+        raise ValueError(f"entry_ratio must be a finite number >= 0, got {cfg['entry_ratio']!r}")
+    if phrases and cfg.get("entry_ratio", 0.0):
+        raise ValueError("phrases and entry_ratio both add the dictionary's phrase pairs: choose one "
+                         f"(phrases=True puts them all in every epoch; entry_ratio={cfg['entry_ratio']!r} mixes some in)")
     cfg = {k: v for k, v in cfg.items() if k not in MT_EXTRA or v != MT_EXTRA[k]}  # the paper's recipe names none
     recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
     return cfg, dict(model=model, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases),
@@ -401,7 +465,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             Part of the config.
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``), of ``MT_EXTRA`` (``lr_factor``,
-            ``p_word_src``, ``p_word_tgt``), or of ``MT_MODEL`` (``d_model``,
+            ``p_word_src``, ``p_word_tgt``, ``entry_ratio``), or of ``MT_MODEL`` (``d_model``,
             ``h``, ``d_ff``, ``N``, ``p_drop``; applied after ``size``): the recipe ablations of chapter 16.
 
     Returns:
@@ -411,7 +475,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         ValueError: ``size`` is not a key of ``MT_SIZES``; ``split_rule`` is not in
             ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls``, ``p_word_src``, ``p_word_tgt``
-            in [0, 1); ``lr_factor`` finite and > 0); an unknown
+            in [0, 1); ``lr_factor`` finite and > 0; ``entry_ratio`` finite and >= 0, and 0 with
+            ``phrases``); an unknown
             recipe field; the folder holds a run with another config (the message shows
             both; checked before any data is read) or a ``state.pt`` or log that cannot be
             read (the message names the file and says to delete it or use another folder).
@@ -431,6 +496,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
 
     set_seed(cfg["seed"], threads=threads)
     pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases, split_rule)
+    examples, source = run_batches(run_cfg["recipe"], split_rule, lambda ex, indices: collate([ex[i] for i in indices]))
     dev_text = dev_text[:dev_size]
     dev_examples = tr.encode_pairs(dev_text)
     model = new_model(run_cfg["model"])
@@ -439,6 +505,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     header = dict(versions=_versions(), train_pairs=len(pairs), train_batches=len(batches), dev_pairs=len(dev_text),
                   params=sum(p.numel() for p in model.parameters()))
+    if len(examples) > len(pairs):
+        header.update(entry_pairs=len(examples) - len(pairs), entry_batches_per_epoch=source.per_epoch)
     if dev_eval:
         sources, streams = tr.reference_streams(dev_text)
         header["signatures"] = {k: v for k, v in bleu_chrf(list(streams[0]), streams).items() if k.endswith("signature")}
@@ -452,7 +520,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
                        f"chrF {result['dev_chrf']:.2f} ({run.train_seconds / 60:.1f} min of training)")
         return result
 
-    run = loop.Run(model, loop.EpochBatches(batches, lambda indices: collate([pairs[i] for i in indices]), cfg["seed"]),
+    run = loop.Run(model, source,
                    schedule=functools.partial(rate, d_model=model.embed.d_model, warmup=cfg["warmup"],
                                               factor=cfg.get("lr_factor", 1.0)), criterion=criterion, save_every=cfg["save_every"],
                    keep_last=cfg["keep_last"], evaluate=evaluate if dev_eval else None, eval_every=cfg["eval_every"],
