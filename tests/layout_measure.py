@@ -6,7 +6,9 @@ the width of a laptop, where the book's text column is about 690 px wide. Every 
 block is measured: each cell's output container and, inside it, each output, ``<pre>``,
 table and image. A block is *cut* when its content is wider than its box
 (``scrollWidth > clientWidth + 1``: it scrolls sideways, hiding the numbers on the right)
-or when it reaches past its output container. At 1280 px none may be cut.
+or when it reaches past its output container. At 1280 px none may be cut. Every visible
+table of the article is measured too: the narrowest gap between the texts of two cells side
+by side in a row, and the pairs closer than ``GAP_PX``.
 
 The same loaded page is then resized to a phone's width (390 x 844) and measured again
 (one load per page serves both widths). There the count of cut
@@ -27,12 +29,16 @@ skipped with the reason. Run them alone:
 from __future__ import annotations
 
 DESKTOP = {"width": 1280, "height": 900}
+#: The least space between the texts of two cells side by side in any table of a page (px):
+#: less, and two numbers read as one ("018,000" for a seed 0 beside 18,000 steps).
+GAP_PX = 6
 PHONE = {"width": 390, "height": 844}
 
 # Every output block on the page, measured in the page as laid out. The output
 # container (div.cell_output) and each output, <pre>, table and image in it: cut when
 # its content is wider than its box, or when it reaches past its container's right edge.
 MEASURE = """async () => {
+  const GAP_PX = GAP_PX_VALUE;
   await new Promise(r => requestAnimationFrame(() => r()));  // after a resize, a fresh layout
   if (document.querySelector('article .math')) {  // let MathJax typeset, if it loads
     const t0 = Date.now();
@@ -53,12 +59,37 @@ MEASURE = """async () => {
                 text: (box.innerText || '').trim().split('\\n')[0].slice(0, 70)});
     }
   });
+  // Every table of the article: the narrowest gap between the texts of two cells side by side.
+  const close = [];
+  let tables = 0, narrowest = null;
+  const textBox = cell => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const r = range.getBoundingClientRect();
+    return (cell.innerText || '').trim() && r.width > 0 ? r : null;
+  };
+  document.querySelectorAll('article table').forEach(table => {
+    if (!table.offsetParent) return;  // hidden (a closed dropdown)
+    tables += 1;
+    table.querySelectorAll('tr').forEach(tr => {
+      const boxes = [...tr.children].map(textBox);
+      for (let i = 0; i + 1 < boxes.length; i++) {
+        if (!boxes[i] || !boxes[i + 1]) continue;
+        const gap = boxes[i + 1].left - boxes[i].right;
+        if (narrowest === null || gap < narrowest) narrowest = gap;
+        if (gap < GAP_PX && close.length < 5)
+          close.push({gap: Math.round(gap * 10) / 10, text: tr.children[i].innerText.trim().slice(0, 30) + ' | ' +
+                      tr.children[i + 1].innerText.trim().slice(0, 30)});
+      }
+    });
+  });
   const column = document.querySelector('article');
   const root = document.scrollingElement;
-  return {outputs: outputs.length, cut: cut, column: column ? column.clientWidth : 0,
+  return {outputs: outputs.length, cut: cut, column: column ? column.clientWidth : 0, tables: tables,
+          narrowest_gap: narrowest, close: close,
           math: document.querySelectorAll('article mjx-container').length,
           page_overflow: root.scrollWidth > root.clientWidth + 1 ? root.scrollWidth - root.clientWidth : 0};
-}"""
+}""".replace("GAP_PX_VALUE", str(GAP_PX))
 
 
 def summary(reports, viewport) -> str:

@@ -36,6 +36,7 @@ from utils.figures import (
     sqrt_dk_figure,
 )
 from utils.figures.base import JS_DIR, script, style
+from utils.figures.cross_attention import DIGITS
 from utils.model.transformer import Transformer
 
 JS_FILES = sorted(JS_DIR.glob("*.js"))
@@ -224,6 +225,20 @@ def test_cross_attention_figure_default_state():
     assert "layer 1 of 2, head 2" in other.description and 'predicts "␣is" (its input is "␣door")' in other.description
     assert cross_attention_figure(DE, EN, w, layer=np.int64(1), head=np.int32(2), query=np.int64(3),
                                   figure_id="fig-x").html == other.html, "NumPy ints are ints"
+
+
+def test_cross_attention_figure_rounds_each_shown_weight_once():
+    """Every weight the figure can show, to 0.1%, is the model's weight rounded once: the data
+    the browser gets must not move a weight across a shown digit (with 4 decimals, 0.55153 went
+    as 0.5515 and showed 55.1% for 55.2%)."""
+    model, src, tgt_in = cross_attention_example()
+    w = cross_attention_weights(model, src, tgt_in).double()
+    html = str(cross_attention_figure(DE, EN, w))
+    sent = torch.tensor(json.loads(html[html.rindex('"), {') + 3:-len(");</script>")])["weights"], dtype=torch.float64)
+    assert (sent - w).abs().max().item() <= 0.5 * 10 ** -DIGITS
+    shown = lambda x: [f"{v:.1f}" for v in (100 * x).flatten().tolist()]
+    for true, given in [(w, sent), (w.mean(1), sent.mean(1)), (w.mean(0), sent.mean(0)), (w.mean((0, 1)), sent.mean((0, 1)))]:
+        assert shown(true) == shown(given)
 
 
 def test_cross_attention_bad_inputs_raise_clear_errors():

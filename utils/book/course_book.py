@@ -109,6 +109,15 @@ def add_substitutions(app, config):
     config.myst_substitutions = subs
 
 
+def set_default_mode(app, pagename, templatename, context, doctree):
+    """The theme's colour mode on a reader's first visit: "auto" (the system's light or dark).
+    pydata-sphinx-theme's layout reads it from the page context (``html_context``); left
+    unset, the page says ``data-default-mode=""``, the theme's script logs "Got invalid theme
+    mode: . Resetting to auto." to the console, and then uses auto: the same page, without
+    the error."""
+    context["default_mode"] = context.get("default_mode") or "auto"
+
+
 def add_static(app):
     app.config.html_static_path.append(str(STATIC))
 
@@ -365,8 +374,29 @@ def glue_in_translations(app) -> None:
     glue_roles.retrieve_glue_data = retrieve
 
 
+def drop_repeated_scripts(app, pagename, templatename, context, doctree):
+    """Each script once per page. sphinx-thebe adds its inline configuration (``const
+    THEBE_JS_URL = ...``) every time Sphinx reads documents, and the build reads twice, so
+    every page declared the constant twice and the browser reported "Identifier
+    'THEBE_JS_URL' has already been declared". The second copy of a script with the same
+    file and body is dropped."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for script in scripts:
+        key = (getattr(script, "filename", str(script)) or "",  # None and "" both mean an inline script
+               repr(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    context["script_files"] = kept
+
+
 def setup(app):
     app.connect("config-inited", add_substitutions)
+    app.connect("html-page-context", set_default_mode)
+    app.connect("html-page-context", drop_repeated_scripts, priority=900)
     app.connect("builder-inited", add_static)
     app.add_css_file("course_book.css")
     # Sphinx's toctree collector numbers figures in env-get-updated (priority 500).

@@ -28,7 +28,11 @@ from .base import InteractiveFigure
 
 WORD_START = "▁"  # SentencePiece's mark of a word start
 SHOWN_WORD_START = "␣"  # how the figure shows it
-DIGITS = 4  # decimals of the weights given to the browser (0.1% shown, averages exact to 0.01%)
+#: Decimals of the weights given to the browser. The figure shows 0.1%, rounded once from the
+#: model's float32 weights: with 4 decimals a weight of 0.55153 went to the browser as 0.5515
+#: and showed as 55.1% (rounded twice) instead of 55.2%; 8 decimals keep the float32 value to
+#: within 5e-9, far inside the last shown digit (averages over heads and layers too).
+DIGITS = 8
 
 
 def _ids(x, name):
@@ -131,7 +135,7 @@ def cross_attention_figure(src_pieces, tgt_pieces, weights, layer=None, head=Non
         figure_id: HTML id of the figure (unique on its page).
 
     "▁" (SentencePiece's word start) is shown as "␣" in every label (see
-    :func:`show_piece`). The weights are given to the browser rounded to 4 decimals;
+    :func:`show_piece`). The weights are given to the browser rounded to ``DIGITS`` (8) decimals;
     the averages over heads and layers are computed from those, here (for the
     description) and in the browser alike, and shown in percent with one decimal.
 
@@ -214,6 +218,9 @@ def cross_attention_figure(src_pieces, tgt_pieces, weights, layer=None, head=Non
         f"the arrow keys move in the heat map)</legend>{piece_buttons}</fieldset>"
         "</div>"
         '<p class="fig-note" data-part="summary" aria-live="polite"></p>'
+        # shown by the script only while the heat map is wider than its box (a phone): a cue in words
+        '<p class="fig-note fig-scroll-cue" data-part="scrollcue" hidden>The heat map is wider than the screen: '
+        "scroll it sideways to see every German piece.</p>"
         '<div class="fig-row"><div data-part="sorted"></div>'
         f'<div data-part="heatmap" tabindex="0" role="img" aria-label="Heat map of the cross-attention weights in '
         f"percent: {t_len} rows, one per English piece being predicted, {s_len} columns, one per German piece; "

@@ -25,6 +25,13 @@ function aiaynFigure_cross_attention(root, data) {
   function pct(x) { return F.fmt(100 * x, 1) + "%"; }
   function inputOf(t) { return t === 0 ? "<s>" : data.tgt[t - 1]; }
 
+  // the words "scroll it sideways" while the heat map is wider than its box, and only then
+  function showScrollCue() {
+    var box = F.part(root, "heatmap");
+    F.part(root, "scrollcue").hidden = box.scrollWidth <= box.clientWidth + 1;
+  }
+  window.addEventListener("resize", showScrollCue);
+
   function draw() {
     var m = matrix(state.layer, state.head), i = state.query, row = m[i];
     var order = row.map(function (_, j) { return j; });
@@ -51,6 +58,7 @@ function aiaynFigure_cross_attention(root, data) {
       F.shade(td, Number(td.getAttribute("data-value")) / 100);
     });
     F.fill(F.part(root, "heatmap"), [t]);
+    showScrollCue();
 
     F.part(root, "summary").textContent = where.charAt(0).toUpperCase() + where.slice(1) +
       ": the position that predicts \u201c" + data.tgt[i] + "\u201d (input \u201c" + inputOf(i) +
