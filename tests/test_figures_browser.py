@@ -471,18 +471,20 @@ def test_cross_attention_figure_alone(browser, screenshot_dir):
         check_cross_attention_figure(fig, page, shot)
         tab_through(page, "fig-cross-attention")
         # The heat map scrolls sideways in its own box on a narrow screen: then, and only then,
-        # words say so (a phone hides scroll bars). The caption wraps at the figure's width.
+        # words say so (a phone hides scroll bars). The figure's caption and the heat map's title
+        # wrap at the width they have (a <caption> in the scrolling box was cut mid-word).
         cue = fig.locator("[data-part=scrollcue]")
         assert cue.is_hidden(), "the heat map fits at 1280 px: no cue"
         page.set_viewport_size({"width": 240, "height": 800})
         page.wait_for_function("!document.querySelector('#fig-cross-attention [data-part=scrollcue]').hidden")
         assert "scroll it sideways" in cue.inner_text()
-        caption = fig.locator("figcaption")
-        box = page.evaluate("""() => { const f = document.querySelector('#fig-cross-attention');
-            const c = f.querySelector('figcaption'); return [c.scrollWidth, c.clientWidth,
-            c.getBoundingClientRect().right, f.getBoundingClientRect().right]; }""")
-        assert box[0] <= box[1] + 1 and box[2] <= box[3] + 1, f"the caption is cut: {box}"
-        assert caption.is_visible()
+        cut = page.evaluate("""() => { const f = document.querySelector('#fig-cross-attention');
+            const box = f.querySelector('[data-part=heatmap]');
+            return [[f.querySelector('figcaption'), f], [box.querySelector('.fig-table-title'), box]]
+              .map(([el, within]) => [el.className || el.tagName, el.scrollWidth - el.clientWidth,
+                                      el.getBoundingClientRect().right - within.getBoundingClientRect().right]); }""")
+        assert all(over <= 1 and past <= 1 for _, over, past in cut), f"cut text: {cut}"
+        assert fig.locator(".fig-table-title").inner_text().startswith("Weights in %")
         page.set_viewport_size({"width": 1280, "height": 1000})
         page.wait_for_function("document.querySelector('#fig-cross-attention [data-part=scrollcue]').hidden")
     finally:

@@ -46,7 +46,10 @@ function aiaynFigure_cross_attention(root, data) {
       order.map(function (j, r) { return [String(r + 1) + ".", [data.src[j], String(j + 1), pct(row[j])]]; }),
       {corner: "rank", selected: 0})]);
 
-    var t = F.table("Weights in %, " + where + " (rows: the decoder position predicting each English piece)",
+    // The title sits above the table, not in a <caption>: in the box that scrolls sideways on a
+    // phone a caption is as wide as the table and was cut mid-word; a paragraph wraps at the box.
+    var title = "Weights in %, " + where + " (rows: the decoder position predicting each English piece)";
+    var t = F.table("",
       data.src.concat(["row sum"]),
       m.map(function (w, r) {
         var sum = w.reduce(function (a, b) { return a + b; }, 0);
@@ -57,7 +60,8 @@ function aiaynFigure_cross_attention(root, data) {
     t.querySelectorAll("tbody td[data-value]").forEach(function (td) {
       F.shade(td, Number(td.getAttribute("data-value")) / 100);
     });
-    F.fill(F.part(root, "heatmap"), [t]);
+    t.setAttribute("aria-label", title);
+    F.fill(F.part(root, "heatmap"), [F.el("p", {class: "fig-table-title", text: title}), t]);
     showScrollCue();
 
     F.part(root, "summary").textContent = where.charAt(0).toUpperCase() + where.slice(1) +
