@@ -163,7 +163,9 @@ class MixedBatches(loop.EpochBatches):
         if len(extra) == 0:
             raise ValueError("extra must hold at least one batch of entries, got none")
         self.sentence_batches, self.per_epoch = len(batches), max(1, round(ratio * len(batches)))
-        generator = torch.Generator().manual_seed(loop._check_seed(seed) * 100003 + 100002)
+        if not is_int(seed) or seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        generator = torch.Generator().manual_seed(int(seed) * 100003 + 100002)
         self._turns = torch.randperm(len(extra), generator=generator).tolist()
         super().__init__(list(batches) + list(extra), make_batch, seed)
 
