@@ -37,8 +37,11 @@ def test_right_answers_give_none():
 
 
 def test_wrong_type_for_a_tensor():
-    msg = diagnose([0.5, 0.25], _ex(torch.tensor([0.5, 0.25])))
+    msg = diagnose("0.5, 0.25", _ex(torch.tensor([0.5, 0.25])))
+    assert msg == "answer should be a floating-point torch.Tensor of shape (2,), got a str ('0.5, 0.25')"
+    msg = diagnose([[0.5], [0.25, 1.0]], _ex(torch.tensor([0.5, 0.25])))  # ragged: no tensor holds it
     assert msg == "answer should be a floating-point torch.Tensor of shape (2,), got a list of length 2"
+    assert diagnose([0.5, 0.25, 1.0], _ex(torch.tensor([0.5, 0.25]))) == "answer has shape (3,), expected shape (2,)"
 
 
 def test_wrong_type_for_an_int_uses_an():
@@ -78,10 +81,23 @@ def test_kinds_of_error_are_named():
 
 
 def test_a_registered_mistake_gets_its_message_also_for_one_item():
+    # A mistake that changes one item alone names that item, whatever the others hold.
+    ex = _ex((0.25, 16), 1e-4, "to 4 decimals", [(lambda: (0.25, 15), "you divided by d - 1")])
+    assert diagnose((0.25, 15), ex) == "you divided by d - 1"
+    assert diagnose((0.3, 15), ex) == "answer[0] is not right to 4 decimals; answer[1]: you divided by d - 1"
+    assert diagnose((0.3, 16), ex) == "answer[0] is not right to 4 decimals"
+
+
+def test_a_registered_mistake_is_named_only_when_the_answer_equals_its_output():
+    # A mistake that changes two items is named only for an answer equal to its output: an
+    # answer that shares one item with it made another slip (exercise 16.1's merges).
     ex = _ex((0.25, 16), 1e-4, "to 4 decimals", [(lambda: (0.5, 15), "you divided by d - 1")])
     assert diagnose((0.5, 15), ex) == "you divided by d - 1"
-    assert diagnose((0.25, 15), ex) == "answer[1]: you divided by d - 1"
-    assert diagnose((0.3, 16), ex) == "answer[0] is not right to 4 decimals"
+    assert diagnose((0.25, 15), ex) == "answer[1] is not right to 4 decimals"
+    merges = [("e", "s"), ("t", "x"), ("es", "tx")]
+    ex = _ex(merges, mistakes=[(lambda: [("e", "s"), ("s", "t"), ("st", "x")], "these count each word once")])
+    assert diagnose([("e", "s"), ("s", "t"), ("x", "y")], ex) == "answer[1] is not right; answer[2] is not right"
+    assert diagnose([("e", "s"), ("s", "t"), ("st", "x")], ex) == "these count each word once"
 
 
 def test_nan_is_not_accepted():

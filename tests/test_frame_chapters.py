@@ -117,8 +117,10 @@ def test_checker_accepts_expected_and_rejects_wrong(id, capsys):
 
 
 def test_checker_explains_wrong_type(capsys):
-    assert not check("14.2", [1.2649, -0.6325, 1.2649, 0.6325])
+    assert not check("14.2", "1.2649, -0.6325, 1.2649, 0.6325")
     assert "should be a floating-point torch.Tensor" in " ".join(capsys.readouterr().out.split())
+    assert not check("14.2", [1.2649, -0.6325, 1.2649])  # a list is fine, if it holds the 4 numbers
+    assert "has shape (3,), expected shape (4,)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_known_answers():

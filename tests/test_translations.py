@@ -39,7 +39,7 @@ def test_the_catalogues_hold_every_message_of_the_book_as_it_is(templates):
     found = translations.stale(templates)
     assert not found, ("the French catalogues are behind the English (run `bash .ci/translations update`, "
                        "then translate what `bash .ci/translations status` lists):\n  " + "\n  ".join(found[:40]))
-    assert len(CATALOGUES) > 30 and {"glue", "checkers"} <= {p.stem for p in CATALOGUES}
+    assert len(CATALOGUES) > 20 and {"glue", "checkers"} <= {p.stem for p in CATALOGUES}
 
 
 def test_a_changed_english_sentence_makes_the_catalogues_stale(templates, tmp_path):

@@ -92,9 +92,11 @@ def absolute_extensions(cfg: dict) -> dict:
 
 
 def student_config(config: dict) -> dict:
-    """The student edition's settings, derived from the instructor ``_config.yml``."""
+    """The student edition's settings, derived from the instructor ``_config.yml`` (or from a
+    student copy's, which already has them: ``bash .ci/student-repo``)."""
     cfg = absolute_extensions(copy.deepcopy(config))
-    cfg["title"] = f"{cfg.get('title', 'Book')}{STUDENT_SUFFIX['en']}"
+    title = cfg.get("title", "Book")
+    cfg["title"] = title if title.endswith(STUDENT_SUFFIX["en"]) else f"{title}{STUDENT_SUFFIX['en']}"
     cfg["sphinx"].setdefault("config", {})["hide_solutions"] = True
     return cfg
 

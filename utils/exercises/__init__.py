@@ -4,9 +4,12 @@ A learner writes an answer in an exercise cell and calls ``check("2.1", answer)`
 The checker prints whether it is right and, when it is not, what is wrong **in kind**,
 without ever telling the right answer: the type, the shape or the dtype is not the one
 asked for; the answer is NaN or zero everywhere; its sign is flipped; it is the right
-answer times a constant factor or transposed; or it is the answer that a known mistake
+answer times or divided by 10, 100 or 1,000 (a share given as a percentage, or back),
+times another constant factor, or transposed; or it is the answer that a known mistake
 gives (each exercise registers its likely mistakes, computed by the course's code, with
-a message naming the mistake). Otherwise it says the answer is not within the
+a message naming the mistake, printed only for an answer equal to that mistake's). An
+answer may come in the forms the chapters' code gives it: a tensor, a NumPy array, a
+list or a tuple of the numbers asked for. Otherwise it says the answer is not within the
 exercise's stated precision, and gives the hint. The feedback never states the expected
 value, the difference from it, or which elements of a tensor are right, so a few tries
 cannot recover the answer; for an answer made of several separate quantities (a tuple
@@ -23,10 +26,15 @@ Expected answers and mistakes are computed by the course's own code (``utils``) 
 checker runs; none is typed in. Each chapter registers its exercises in a module
 ``chNN.py`` of this package, found automatically. How to add an exercise: see the
 instructors' page of the book (``chapters/instructors.md``).
+
+Each exercise also registers the minutes a learner needs and a marking note (what a full
+answer shows, what earns partial credit); ``python -m utils.exercises marking --write``
+puts them into the instructors' page as a table (``marking_table``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import importlib
 import math
@@ -43,7 +51,8 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["Verdict", "Exercise", "Mistake", "register", "mistake", "check", "diagnose", "EXERCISES", "LANGUAGES"]
+__all__ = ["Verdict", "Exercise", "Mistake", "register", "mistake", "check", "diagnose", "EXERCISES", "LANGUAGES",
+           "marking_table", "write_marking_table"]
 
 #: Languages of the feedback: English, and French from the catalogue below.
 LANGUAGES = ("en", "fr")
@@ -128,7 +137,11 @@ class Exercise:
 
     ``atol`` is the absolute tolerance on every number of the answer; ``precision`` says
     it in words (for example "to 4 decimals"; empty for an exact answer), and the
-    checker quotes it.
+    checker quotes it. ``unit`` is ``"share"`` (a value from 0 to 1) or ``"percent"`` (from
+    0 to 100) where the answer is one, so that a share given as a percentage (or back) is
+    named as such. ``minutes``, ``full`` and ``partial`` are for the instructors' page
+    (``marking_table``): the time a learner needs, what a full answer shows, and what
+    earns partial credit.
     """
 
     id: str
@@ -138,12 +151,21 @@ class Exercise:
     hint: str = ""
     precision: str = ""
     mistakes: list[Mistake] = field(default_factory=list)
+    unit: str | None = None
+    minutes: int | None = None
+    full: str = ""
+    partial: str = ""
 
 
 EXERCISES: dict[str, Exercise] = {}
 
 
-def register(id: str, prompt: str, decimals: int | None = None, atol: float | None = None, hint: str = ""):
+#: The kinds of quantity ``register(unit=...)`` knows: a share from 0 to 1, a percentage from 0 to 100.
+UNITS = ("share", "percent")
+
+
+def register(id: str, prompt: str, decimals: int | None = None, atol: float | None = None, hint: str = "",
+             unit: str | None = None, minutes: int | None = None, full: str = "", partial: str = ""):
     """Decorator: register the function that computes exercise ``id``'s answer.
 
     Args:
@@ -157,11 +179,22 @@ def register(id: str, prompt: str, decimals: int | None = None, atol: float | No
         hint: shown after a wrong answer that no registered mistake explains.
         With neither ``decimals`` nor ``atol`` the answer must be exact (ints,
         strings, bools, tuples of ints).
+        unit: ``"share"`` if the answer is a value from 0 to 1 (a weight, a fraction, an
+            error rate), ``"percent"`` if it is one from 0 to 100 (BLEU): the feedback then
+            names a share given as a percentage, or a percentage given as a share.
+        minutes: about how long a learner who has read the chapter needs (an int).
+        full: for the instructors' page, what a full answer shows.
+        partial: for the instructors' page, what earns partial credit.
 
     Raises:
         ValueError: the id is registered twice; both ``decimals`` and ``atol`` given;
-            ``decimals`` is not an int from 0 to 12; ``atol`` is not positive.
+            ``decimals`` is not an int from 0 to 12; ``atol`` is not positive; ``unit``
+            is not one of ``UNITS``; ``minutes`` is not a positive int.
     """
+    if unit is not None and unit not in UNITS:
+        raise ValueError(f"exercise {id!r}: unit must be one of {UNITS}, got {unit!r}")
+    if minutes is not None and (not _is_int(minutes) or minutes <= 0):
+        raise ValueError(f"exercise {id!r}: minutes must be a positive int, got {minutes!r}")
     if decimals is not None and atol is not None:
         raise ValueError(f"exercise {id!r}: give decimals or atol, not both")
     if decimals is not None:
@@ -178,7 +211,8 @@ def register(id: str, prompt: str, decimals: int | None = None, atol: float | No
     def wrap(fn):
         if id in EXERCISES:
             raise ValueError(f"exercise {id!r} is registered twice")
-        EXERCISES[id] = Exercise(id, prompt, fn, tol, hint, precision)
+        EXERCISES[id] = Exercise(id, prompt, fn, tol, hint, precision, unit=unit, minutes=minutes,
+                                 full=full, partial=partial)
         return fn
 
     return wrap
@@ -236,23 +270,73 @@ def _as_float_tensor(x) -> torch.Tensor:
     return torch.as_tensor(np.asarray(x), dtype=torch.float64)
 
 
+def _scalar(x):
+    """A one-element tensor or NumPy array as a Python number (anything else unchanged): what
+    ``loss.item()`` would give, so that ``window_mask(10, 2).sum()`` counts as an int."""
+    if isinstance(x, torch.Tensor) and x.numel() == 1:
+        return x.item()
+    if isinstance(x, np.ndarray) and x.size == 1:
+        return x.item()
+    return x
+
+
+def _flat_numbers(expected) -> bool:
+    """Whether ``expected`` is a non-empty list or tuple of numbers (then a tensor or an array
+    of that length is accepted for it)."""
+    return (isinstance(expected, (list, tuple)) and len(expected) > 0
+            and all(isinstance(e, numbers.Real) and not isinstance(e, bool) for e in expected))
+
+
+def _nested_numbers(x) -> bool:
+    """Whether ``x`` is a number or a (nested) list or tuple of numbers (then it may be given
+    for a tensor)."""
+    if isinstance(x, (list, tuple)):
+        return all(_nested_numbers(v) for v in x)
+    return isinstance(x, numbers.Real) or (isinstance(x, (torch.Tensor, np.ndarray)) and x.ndim == 0)
+
+
+def _is_floating(x) -> bool:
+    return x.is_floating_point() if isinstance(x, torch.Tensor) else np.issubdtype(x.dtype, np.floating)
+
+
+def _array_as_list(answer, expected, path: str) -> tuple[Any, str | None]:
+    """A tensor or an array given for the list or tuple of numbers ``expected``, as a list:
+    its shape must be (n,), or (1, n) as a batch of one gives it."""
+    shape, n = tuple(answer.shape), len(expected)
+    if not shape or shape[-1] != n or any(d != 1 for d in shape[:-1]):
+        return None, _t("{path} has shape {shape}, expected shape {expected}").format(
+            path=path, shape=shape, expected=(n,))
+    if not _is_floating(answer) and not all(_is_int(e) for e in expected):
+        return None, _t("{path} should be {expected}, got integers ({got}); use floats").format(
+            path=path, expected=_describe(expected), got=_describe(answer))
+    values = answer.detach().cpu() if isinstance(answer, torch.Tensor) else answer
+    return values.reshape(-1).tolist(), None
+
+
 def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
     """(answer made comparable, None) if ``answer`` has the kind of ``expected``; else (None, message).
 
     The kind is the type, the shape, the float/int dtype, the length and the keys; a
-    NaN is reported too. The message never mentions the expected value.
+    NaN is reported too. The message never mentions the expected value. What the
+    chapters' code gives is accepted where it holds the same numbers: a one-element
+    tensor or array for a number, a tensor, an array, a list or a tuple for a tensor,
+    and a tensor or an array of shape (n,) (or (1, n)) for a list or tuple of n numbers.
     """
-    if isinstance(expected, (bool, str)):
-        if type(answer) is not type(expected):
+    if isinstance(expected, bool):
+        if not isinstance(answer, (bool, np.bool_)):
             return None, _should(path=path, expected=_a(type(expected).__name__), got=_describe(answer))
-        return answer, None
+        return bool(answer), None
+    if isinstance(expected, str):
+        if not isinstance(answer, str):
+            return None, _should(path=path, expected=_a(type(expected).__name__), got=_describe(answer))
+        return str(answer), None
     if isinstance(expected, (torch.Tensor, np.ndarray)):
+        if isinstance(answer, (list, tuple)) and _nested_numbers(answer):
+            with contextlib.suppress(ValueError):  # a ragged list stays a list, refused below
+                answer = np.asarray(answer, dtype=np.float64)  # a list of numbers holds a tensor's numbers
         if not isinstance(answer, (torch.Tensor, np.ndarray)):
             return None, _should(path=path, expected=_describe(expected), got=_describe(answer))
-
-        def floating(t):
-            return t.is_floating_point() if isinstance(t, torch.Tensor) else np.issubdtype(t.dtype, np.floating)
-        if floating(expected) and not floating(answer):
+        if _is_floating(expected) and not _is_floating(answer):
             return None, _t("{path} should be {expected}, got integers ({got}); use floats").format(
                 path=path, expected=_describe(expected), got=_describe(answer))
         a = _as_float_tensor(answer)
@@ -263,19 +347,19 @@ def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
             return None, _t("{path} contains NaN").format(path=path)
         return a, None
     if _is_int(expected):
-        if _is_int(answer):
-            return int(answer), None
-        if isinstance(answer, float) and answer.is_integer():
-            return int(answer), None
+        value = _scalar(answer)
+        if _is_int(value):
+            return int(value), None
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer():
+            return int(value), None
         return None, _should(path=path, expected=_a("int"), got=_describe(answer))
     if isinstance(expected, numbers.Real):
-        if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-            answer = answer.item()
-        if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        value = _scalar(answer)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return None, _t("{path} should be a number, got {got}").format(path=path, got=_describe(answer))
-        if math.isnan(answer):
+        if math.isnan(value):
             return None, _t("{path} is NaN, expected a number").format(path=path)
-        return float(answer), None
+        return float(value), None
     if isinstance(expected, dict):
         if not isinstance(answer, dict):
             return None, _should(path=path, expected=_a("dict"), got=_describe(answer))
@@ -292,6 +376,10 @@ def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
                 return None, msg
         return out, None
     if isinstance(expected, (list, tuple)):
+        if isinstance(answer, (torch.Tensor, np.ndarray)) and _flat_numbers(expected):
+            answer, msg = _array_as_list(answer, expected, path)
+            if msg:
+                return None, msg
         if not isinstance(answer, (list, tuple)):
             return None, _should(path=path, expected=_a(type(expected).__name__), got=_describe(answer))
         if len(answer) != len(expected):
@@ -320,10 +408,57 @@ def _close(a, e, atol: float) -> bool:
     return all(_close(x, y, atol) for x, y in zip(a, e))
 
 
-def _generic(a, e, atol: float) -> str | None:
-    """A wrong answer's kind of error that needs no registered mistake, or None."""
-    if isinstance(e, (bool, str)) or _is_int(e) or isinstance(e, (dict, list, tuple)):
+#: The powers of ten a scale slip multiplies by, as (numerator, denominator).
+SCALE_FACTORS = ((10, 1), (100, 1), (1000, 1), (1, 10), (1, 100), (1, 1000))
+
+
+def _power_of_ten(t: torch.Tensor, x: torch.Tensor, atol: float) -> tuple[int, int] | None:
+    """(num, den) if the answer ``t`` is the expected ``x`` times num / den, one of
+    ``SCALE_FACTORS``, else None (float64 tensors of one shape).
+
+    Every number must match: scaled back, within ``atol`` (the learner kept the digits
+    asked for), or within 0.5 % of the scaled value (the learner rounded the scaled
+    number, 18.2 for a share of 0.1815...). At least one expected number must stand
+    clear of zero.
+    """
+    if not bool((x.abs() > 10 * atol).any()):
         return None
+    for num, den in SCALE_FACTORS:
+        scaled = x * num / den
+        back = t * den / num
+        ok = ((back - x).abs() <= atol + 1e-12 * x.abs()) | ((t - scaled).abs() <= 0.005 * scaled.abs())
+        if bool(ok.all()):
+            return num, den
+    return None
+
+
+def _thousands(n: int) -> str:
+    """``1,000`` in English, ``1 000`` in French (a narrow no-break space)."""
+    return f"{n:,}" if _LANG.get() == "en" else f"{n:,}".replace(",", "\u202f")
+
+
+def _scale_slip(num: int, den: int, unit: str | None) -> str:
+    """What the feedback says of an answer that is the right one times ``num / den``."""
+    if (num, den) == (100, 1) and unit == "share":
+        return _t("is the right answer times 100: the exercise asks for a value from 0 to 1, not a percentage")
+    if (num, den) == (1, 100) and unit == "percent":
+        return _t("is the right answer divided by 100: the exercise asks for a value from 0 to 100, "
+                  "not a share from 0 to 1")
+    if den == 1:
+        return _t("is the right answer times {factor}: look for an extra power of ten (a unit, a percentage, "
+                  "a misplaced decimal point)").format(factor=_thousands(num))
+    return _t("is the right answer divided by {factor}: look for a missing power of ten (a unit, a percentage, "
+              "a misplaced decimal point)").format(factor=_thousands(den))
+
+
+def _generic(a, e, atol: float, unit: str | None = None) -> str | None:
+    """A wrong answer's kind of error that needs no registered mistake, or None."""
+    if isinstance(e, (bool, str, dict, list, tuple)):
+        return None
+    if _is_int(e):  # only a power of ten: an int off by one has no direction to name
+        scale = _power_of_ten(torch.tensor([float(a)], dtype=torch.float64),
+                              torch.tensor([float(e)], dtype=torch.float64), 0.0) if a else None
+        return _scale_slip(*scale, unit) if scale else None
     t = a if isinstance(a, torch.Tensor) else torch.tensor([a], dtype=torch.float64)
     x = _as_float_tensor(e) if isinstance(e, (torch.Tensor, np.ndarray)) else torch.tensor([float(e)], dtype=torch.float64)
     if bool((t == 0).all()) and not bool((x.abs() <= atol).all()):
@@ -332,6 +467,9 @@ def _generic(a, e, atol: float) -> str | None:
         return _t("has the wrong sign")
     if t.dim() == 2 and t.shape[0] == t.shape[1] and bool(((t.T - x).abs() <= atol).all()):
         return _t("is transposed: rows and columns are swapped")
+    scale = _power_of_ten(t, x, atol)
+    if scale:
+        return _scale_slip(*scale, unit)
     nonzero = x.abs() > 10 * atol
     if int(nonzero.sum()) >= 2 and bool((t[~nonzero].abs() <= atol).all()):
         ratio = t[nonzero] / x[nonzero]
@@ -342,13 +480,45 @@ def _generic(a, e, atol: float) -> str | None:
     return None
 
 
+def _numbers_of(a, e) -> tuple[list, list] | None:
+    """The numbers of a comparable structured answer ``a`` and of ``e``, in the same order,
+    or None if a part that is not a number (a string, a bool) differs."""
+    if isinstance(e, (bool, str)):
+        return ([], []) if a == e else None
+    if isinstance(e, (torch.Tensor, np.ndarray)):
+        return a.flatten().tolist(), _as_float_tensor(e).flatten().tolist()
+    if isinstance(e, numbers.Real):
+        return [float(a)], [float(e)]
+    pairs = [(a[k], e[k]) for k in e] if isinstance(e, dict) else list(zip(a, e))
+    out_a, out_e = [], []
+    for x, y in pairs:
+        got = _numbers_of(x, y)
+        if got is None:
+            return None
+        out_a += got[0]
+        out_e += got[1]
+    return out_a, out_e
+
+
+def _structure_scale(a, e, atol: float, unit: str | None) -> str | None:
+    """The scale slip of a whole tuple, list or dict answer (every number scaled alike), or None."""
+    got = _numbers_of(a, e)
+    if not got or not got[0]:
+        return None
+    scale = _power_of_ten(torch.tensor(got[0], dtype=torch.float64), torch.tensor(got[1], dtype=torch.float64), atol)
+    return _scale_slip(*scale, unit) if scale else None
+
+
 def diagnose(answer, ex: Exercise) -> str | None:
     """None if ``answer`` is right for exercise ``ex``, else what is wrong in kind.
 
     The order: the kind (type, shape, dtype, length, keys, NaN); right within the
-    tolerance; a registered mistake; for a tuple or a dict, which item is wrong; zero,
-    a flipped sign, a transposition or a constant factor; else "not within the
-    precision". The expected value is never part of the message.
+    tolerance; a registered mistake, whose output the answer equals; for a tuple, a list
+    or a dict, every number the right one times a power of ten, then which items are
+    wrong (an item is named by a registered mistake only if that mistake changes that
+    item alone and the answer's item equals the mistake's); zero, a flipped sign, a
+    transposition, a power of ten (a share as a percentage, or back) or another constant
+    factor; else "not within the precision". The expected value is never part of the message.
     """
     with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
         expected = ex.expected()
@@ -367,17 +537,22 @@ def diagnose(answer, ex: Exercise) -> str | None:
             return _t(message, f"exercise {ex.id}")
     if isinstance(expected, (list, tuple, dict)):
         keys = list(expected) if isinstance(expected, dict) else range(len(expected))
+        whole = _structure_scale(a, expected, ex.atol, ex.unit)
+        if whole:
+            return _t("answer {kind}").format(kind=whole)
         bad = [k for k in keys if not _close(a[k], expected[k], ex.atol)]
         label = lambda k: f"answer[{k!r}]" if isinstance(expected, dict) else f"answer[{k}]"  # noqa: E731
+        # a mistake that changes one item alone names that item when the answer's item is its
+        single = [(w, message, changed[0]) for w, message in wrongs
+                  for changed in [[k for k in keys if not _close(w[k], expected[k], ex.atol)]] if len(changed) == 1]
         parts = []
-        for k in bad:  # one item may carry a registered mistake on its own
-            named = next((message for w, message in wrongs
-                          if not _close(w[k], expected[k], ex.atol) and _close(a[k], w[k], ex.atol)), None)
-            kind = _generic(a[k], expected[k], ex.atol) or _not_right(ex)
+        for k in bad:
+            named = next((message for w, message, only in single if only == k and _close(a[k], w[k], ex.atol)), None)
+            kind = _generic(a[k], expected[k], ex.atol, ex.unit) or _not_right(ex)
             parts.append(_t("{item}: {mistake}").format(item=label(k), mistake=_t(named, f"exercise {ex.id}"))
                          if named else _t("{item} {kind}").format(item=label(k), kind=kind))
         return _t("; ").join(parts)
-    kind = _generic(a, expected, ex.atol) or _not_right(ex)
+    kind = _generic(a, expected, ex.atol, ex.unit) or _not_right(ex)
     return _t("answer {kind}").format(kind=kind)
 
 
@@ -396,6 +571,64 @@ def _precision(ex: Exercise) -> str:
 
 def _not_right(ex: Exercise) -> str:
     return _t("is not right {precision}").format(precision=_precision(ex)) if ex.precision else _t("is not right")
+
+
+#: The instructors' page, and the comments that fence its table of exercises (``marking_table``).
+INSTRUCTORS_PAGE = pathlib.Path(__file__).resolve().parents[2] / "chapters" / "instructors.md"
+TABLE_START = "<!-- marking table: made by `python -m utils.exercises marking --write` from utils/exercises; do not edit -->"
+TABLE_END = "<!-- end of the marking table -->"
+
+
+def exercise_ids() -> list[str]:
+    """Every registered exercise's id, in the book's order ("2.1", ..., "10.1", ...)."""
+    _load_all()
+    return sorted(EXERCISES, key=lambda i: tuple(int(x) for x in i.split(".")))
+
+
+def marking_table() -> str:
+    """The instructors' page's table of exercises, made from the registry: one row per exercise
+    with a link to it, the minutes a learner needs, what a full answer shows and what earns
+    partial credit (``register(minutes=, full=, partial=)``), as a Markdown table.
+
+    Raises:
+        ValueError: an exercise has no minutes, no ``full`` or no ``partial`` note, or a
+            note holds a ``|`` (it would split the table's cell).
+    """
+    rows = ["| Exercise | Minutes | A full answer | Partial credit |", "| --- | ---: | --- | --- |"]
+    for id in exercise_ids():
+        ex = EXERCISES[id]
+        if not ex.minutes or not ex.full or not ex.partial:
+            raise ValueError(f"exercise {id}: register it with minutes=, full= and partial= (the instructors' page shows them)")
+        if "|" in ex.full + ex.partial:
+            raise ValueError(f"exercise {id}: a marking note may not hold '|', which splits a table's cell")
+        chapter, number = id.split(".")
+        link = f"{{ref}}`{id} <ex-ch{int(chapter):02d}-{number}>`"
+        rows.append(f"| {link} | {ex.minutes} | {ex.full} | {ex.partial} |")
+    return "\n".join(rows)
+
+
+def page_marking_table(text: str) -> str:
+    """The table between ``TABLE_START`` and ``TABLE_END`` in a page's text.
+
+    Raises:
+        ValueError: the page lacks one of the two comments, or has them out of order.
+    """
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the page must hold the lines {TABLE_START!r} and {TABLE_END!r}, in that order")
+    return text[start + len(TABLE_START):end].strip()
+
+
+def write_marking_table(path: pathlib.Path = INSTRUCTORS_PAGE) -> bool:
+    """Put ``marking_table()`` between the page's two comments; return whether the page changed."""
+    text = path.read_text(encoding="utf-8")
+    old = page_marking_table(text)
+    new = marking_table()
+    if old == new:
+        return False
+    start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
+    path.write_text(text[:start] + "\n\n" + new + "\n\n" + text[end:], encoding="utf-8")
+    return True
 
 
 def _load_all() -> None:
@@ -511,6 +744,12 @@ GENERIC_MESSAGES = [
     "is zero everywhere", "has the wrong sign", "is transposed: rows and columns are swapped",
     "is the right answer times a constant factor: look for a scaling that is missing or extra "
     "(a square root, a mean instead of a sum, a count)",
+    "is the right answer times 100: the exercise asks for a value from 0 to 1, not a percentage",
+    "is the right answer divided by 100: the exercise asks for a value from 0 to 100, not a share from 0 to 1",
+    "is the right answer times {factor}: look for an extra power of ten (a unit, a percentage, "
+    "a misplaced decimal point)",
+    "is the right answer divided by {factor}: look for a missing power of ten (a unit, a percentage, "
+    "a misplaced decimal point)",
     "{item}: {mistake}", "{item} {kind}", "; ", "answer {kind}",
     "to {n} decimal", "to {n} decimals", "within {atol}", "is not right {precision}", "is not right",
     ", {precision}", "Exercise {id}: not answered yet. {prompt} Expected {expected}{precision}.",

@@ -44,7 +44,10 @@ def _stacked_rnn(layers: int, n: int) -> dict:
 
 
 @register("1.1", prompt="Layers of contiguous convolutions (k = 5) to connect 50 positions: an int.",
-          hint="each layer reaches k - 1 positions further back; the distance to cover is n - 1.")
+          hint="each layer reaches k - 1 positions further back; the distance to cover is n - 1.",
+          minutes=5,
+          full="The distance to cover, n - 1, divided by the reach of one layer, k - 1, rounded up.",
+          partial="The right idea with k positions per layer, or the division rounded down.")
 def ex_1_1():
     return _layers_to_connect(50, lambda layer: range(5))
 
@@ -63,7 +66,10 @@ def _ex_1_1_floor():
 
 @register("1.2", prompt="Layers of dilated convolutions (k = 2, dilations 1, 2, 4, ...) to connect "
           "50 positions: an int.",
-          hint="after L layers a kernel of width 2 reaches 2**L - 1 positions back.")
+          hint="after L layers a kernel of width 2 reaches 2**L - 1 positions back.",
+          minutes=5,
+          full="The smallest L with `2 ** L - 1 >= n - 1`, found by doubling the reach layer by layer.",
+          partial="The doubling right but log2 rounded down, or the count of layers without dilation.")
 def ex_1_2():
     return _layers_to_connect(50, lambda layer: [m * 2**layer for m in range(2)])
 
@@ -82,7 +88,10 @@ def _ex_1_2_undilated():
 
 @register("1.3", prompt="3 stacked recurrent layers over 20 tokens: total steps and longest chain, "
           'as a dict {"steps": int, "chain": int}.',
-          hint="step (l, t) waits for (l, t - 1) and (l - 1, t); its chain is 1 + the longer of theirs.")
+          hint="step (l, t) waits for (l, t - 1) and (l - 1, t); its chain is 1 + the longer of theirs.",
+          minutes=10,
+          full="Both counts: every step (l, t) once, and the longest chain of the pipeline, shown on a small grid.",
+          partial="One of the two counts; a chain of one layer only, of every step in a row, or one step too long.")
 def ex_1_3():
     return _stacked_rnn(3, 20)
 

@@ -37,6 +37,10 @@ def _undivided_weights():
     "to 4 decimals.",
     decimals=4,
     hint="Take the raw scores of query 1, Q[1] @ K.T, and apply the softmax to them as they are.",
+    unit="share",
+    minutes=5,
+    full="The softmax of the raw scores of the second row of Q, three weights to 4 decimals.",
+    partial="The method right on query 0, or the scaled weights; the raw scores without the softmax earn little.",
 )
 def _ex_2_1():
     return _undivided_weights()[1]
@@ -74,6 +78,10 @@ def _key_0_hidden():
     decimals=3,
     hint="Take the scaled scores of query 2 for keys 1 and 2 only, their softmax, and mix "
     "V[1] and V[2] with those two weights.",
+    minutes=10,
+    full="The scaled scores of keys 1 and 2 only, their softmax, and the mix of `V[1]` and `V[2]` with those weights.",
+    partial="A mask applied after the softmax (weights that no longer sum to 1), or the mask the wrong way round, the "
+            "rest right.",
 )
 def _ex_2_2():
     q, k, v = _worked_example()
@@ -123,6 +131,10 @@ def _simulated_dot_products(d_k: int = 16, n: int = 200_000) -> torch.Tensor:
     decimals=2,
     hint="q . k is a sum of d_k independent products, each of variance 1 x 1; variances of "
     "independent terms add up.",
+    minutes=10,
+    full="The variance as a sum of d_k independent products of variance 1, and the standard deviation after the "
+         "division by `sqrt(d_k)`.",
+    partial="One of the two items; the standard deviation divided by d_k, or taken before the division.",
 )
 def _ex_2_3():
     scores = _simulated_dot_products()
@@ -164,6 +176,10 @@ def _weight_on_cat(query, mask=None, divided=True):
     "weight that 'it' then gives to 'cat', a float to 4 decimals.",
     decimals=4,
     hint="Every score doubles; take the softmax of the doubled scaled scores over all seven words.",
+    unit="share",
+    minutes=5,
+    full="The doubled scaled scores over all seven words, their softmax, and the weight of *cat* read off.",
+    partial="The original query's weight, unscaled scores, the causal mask, or the weight itself doubled.",
 )
 def _ex_2_4():
     return _weight_on_cat([4.4, 0.0])

@@ -23,6 +23,9 @@ def _projection_weights(mha: MultiHeadAttention) -> int:
     prompt="How many weights (biases not counted) do the four projection matrices W^Q, W^K, "
     "W^V and W^O hold in the paper's big model, d_model = 1024 and h = 16? An int.",
     hint="Each of the four matrices maps d_model features to d_model features, whatever h is.",
+    minutes=5,
+    full="Four matrices of d_model x d_model, with the remark that h does not change the count.",
+    partial="Biases counted, `W^O` left out, one head's slice, or the base model's sizes.",
 )
 def _ex_3_1():
     return _projection_weights(MultiHeadAttention(1024, 16))
@@ -64,6 +67,9 @@ def _weights_shape(batch: int, q_len: int, k_len: int, d_model: int = 64, h: int
     prompt="The shape of the per-head attention weights (MultiHeadAttention.weights) when "
     "6 queries attend to 5 keys in a batch of 3, with d_model = 64 and h = 8: a tuple of 4 ints.",
     hint="The order is (batch, h, q_len, k_len); a query row has one weight per key.",
+    minutes=5,
+    full="`(batch, h, q_len, k_len)`, with the queries (rows) and the keys (columns) told apart.",
+    partial="The right four numbers in another order, or a square q_len x q_len.",
 )
 def _ex_3_2():
     return _weights_shape(3, 6, 5)
@@ -91,6 +97,9 @@ def _ex_3_2_heads_last():
     "3.3",
     prompt="Row (A) of Table 3 tries h = 16 at d_model = 512: what is d_k (= d_v) per head? An int.",
     hint="The heads share d_model equally.",
+    minutes=3,
+    full="d_model divided by h.",
+    partial="The base model's d_k (h = 8), or d_model multiplied by h.",
 )
 def _ex_3_3():
     return MultiHeadAttention(512, 16).d_k
@@ -112,6 +121,9 @@ def _ex_3_3_multiplied():
     "d_model = 96 and h = 8 hold? An int.",
     hint="Count the weights and the biases of the four projections W^Q, W^K, W^V and W^O; "
     "does h change their sizes?",
+    minutes=5,
+    full="The weights and biases of the four projections, which h does not change, checked with `count_parameters`.",
+    partial="Biases or `W^O` left out, one head's slice, or the tiny model's sizes.",
 )
 def _ex_3_4():
     return count_parameters(MultiHeadAttention(96, 8))
@@ -135,6 +147,6 @@ def _ex_3_4_no_w_o():
     return sum(count_parameters(layer) for layer in (mha.w_q, mha.w_k, mha.w_v))
 
 
-@mistake("3.4", "This is the tiny model's MultiHeadAttention (d_model = 64); the exercise asks for d_model = 128")
+@mistake("3.4", "This is the tiny model's MultiHeadAttention (d_model = 64); the exercise asks for d_model = 96")
 def _ex_3_4_tiny():
     return count_parameters(MultiHeadAttention(64, 4))

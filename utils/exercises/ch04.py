@@ -22,6 +22,9 @@ from . import mistake, register
     'A dict {"Q": ..., "K": ..., "V": ...}, each value "encoder" or "decoder".',
     hint="Read DecoderLayer.forward: the first argument of an attention call is the query, "
     "and `memory` is the encoder's output.",
+    minutes=5,
+    full="Where each of Q, K and V comes from, read off `DecoderLayer.forward` (`memory` is the encoder's output).",
+    partial="Two of the three; keys and values split between the stacks (they come in pairs).",
 )
 def _ex_4_1():
     # Run one decoder layer and record which tensor the cross-attention receives as
@@ -58,6 +61,12 @@ def _ex_4_1_self():
     return {name: _ex_4_1()["Q"] for name in "QKV"}
 
 
+@mistake("4.1", "All three come from the stack that gives `memory` here; cross-attention takes something "
+         "from each of the two stacks")
+def _ex_4_1_all_memory():
+    return {name: _ex_4_1()["K"] for name in "QKV"}
+
+
 @mistake("4.1", "Keys and values come in pairs, one value per key, so they come from the same sequence")
 def _ex_4_1_split_pair():
     right = _ex_4_1()
@@ -70,6 +79,9 @@ def _ex_4_1_split_pair():
     "without padding: an int.",
     hint="The causal mask blocks the cells above the diagonal; count them for n = 8, on a "
     "small grid first if that helps.",
+    minutes=5,
+    full="The cells above the diagonal of the 8 x 8 causal mask, for one head.",
+    partial="The visible cells, the diagonal counted as blocked, or every head counted.",
 )
 def _ex_4_2():
     return int((~causal_mask(8)).sum())
@@ -116,6 +128,9 @@ def _attention_shapes(h: int) -> dict:
     'input: a dict with keys "encoder_self", "decoder_self", "cross", each a tuple '
     "(batch, h, q_len, k_len) with batch = 1.",
     hint="Queries give the rows, keys the columns; cross-attention's queries are decoder positions.",
+    minutes=10,
+    full="The three shapes with the tiny model's h, and the cross-attention named as the one that is not square.",
+    partial="The shapes with the base model's 8 heads, or the cross-attention's queries and keys swapped.",
 )
 def _ex_4_3():
     return _attention_shapes(TINY["h"])
@@ -149,6 +164,9 @@ def _target():
     "4.4",
     prompt="The decoder input (a list of ints) for the target 'b a d' followed by </s>.",
     hint="Encode the target, add </s> (id 2), put <s> (id 1) in front and drop the last id.",
+    minutes=5,
+    full="`<s>` put in front of the encoded target and the last id dropped: the target shifted one place right.",
+    partial="The target itself, `</s>` in front, or the first id dropped.",
 )
 def _ex_4_4():
     return shift_right(_target())[0].tolist()

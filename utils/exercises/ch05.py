@@ -30,6 +30,9 @@ def _ffn_weights(d_model: int, d_ff: int) -> int:
     prompt="Weights (no biases) in W1 and W2 of one feed-forward sublayer of the big model, "
     "d_model = 1024, d_ff = 4096: an int.",
     hint="W1 maps d_model features to d_ff, and W2 maps them back.",
+    minutes=3,
+    full="W1 (d_model to d_ff) and W2 (back), without biases.",
+    partial="One of the two matrices, biases counted, or the base model's sizes.",
 )
 def _ex_5_1():
     return _ffn_weights(1024, 4096)
@@ -62,6 +65,10 @@ def _tiny_ffn_parameters(stacks: int = 2, biases: bool = True) -> int:
     "together: an int.",
     hint="Count one sublayer's weights and biases, then how many sublayers the encoder and "
     "the decoder hold.",
+    minutes=5,
+    full="One sublayer's weights and biases, times the 2 encoder and 2 decoder layers, checked with "
+         "`count_parameters`.",
+    partial="One sublayer, the encoder's layers only, or the biases left out.",
 )
 def _ex_5_2():
     model = _meta(Transformer, **TINY)
@@ -102,6 +109,11 @@ def _base(cls):
     decimals=4,
     hint="Count every parameter of the layer: its attention sublayers, the FFN and the "
     "LayerNorms, weights and biases.",
+    unit="share",
+    minutes=10,
+    full="Every parameter of a decoder layer (two attention sublayers, the FFN, three LayerNorms, weights and biases), "
+         "and the FFN's share of them.",
+    partial="An encoder layer's share, the LayerNorms or the biases left out, or the share of everything but the FFN.",
 )
 def _ex_5_3():
     return _share(_base(DecoderLayer))
@@ -141,6 +153,9 @@ def _conv_shape(linear: nn.Linear) -> tuple:
     "(d_model 512, d_ff 2048): a tuple of 3 ints.",
     hint="nn.Conv1d weights are (out_channels, in_channels, kernel_size); w_1 goes from "
     "d_model to d_ff.",
+    minutes=3,
+    full="The shape in `nn.Conv1d`'s order, `(out_channels, in_channels, kernel_size)`, for `w_1`.",
+    partial="In and out channels swapped, the kernel size not last, or the tiny model's sizes.",
 )
 def _ex_5_4():
     return _conv_shape(_meta(PositionwiseFeedForward, BASE["d_model"], BASE["d_ff"]).w_1)

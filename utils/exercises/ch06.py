@@ -38,6 +38,9 @@ def _embedding_factor(d_model: int) -> float:
     "a float, to 4 decimals.",
     decimals=4,
     hint="Read Embeddings.forward: what multiplies lut(ids)?",
+    minutes=3,
+    full="The factor read off `Embeddings.forward`, at d_model = 1024.",
+    partial="d_model itself, the inverse of the factor, or the base model's factor.",
 )
 def _ex_6_1():
     return _embedding_factor(1024)
@@ -65,6 +68,9 @@ _IDS = [1, 7, 3, 2, 5, 0]
     "6.2",
     prompt="What Tokenizer().decode([1, 7, 3, 2, 5, 0]) returns: a string.",
     hint="decode drops <s> and <pad> and stops at </s> (id 2).",
+    minutes=5,
+    full="The string, with `<s>` and `<pad>` dropped and decoding stopped at `</s>`.",
+    partial="The letters right but special tokens kept or read past `</s>`; letters shifted by the three special ids.",
 )
 def _ex_6_2():
     return Tokenizer().decode(_IDS)
@@ -98,6 +104,9 @@ def _table(vocab: int, d_model: int) -> int:
     "shared 37,000-token embedding table: an int.",
     hint="An untied output layer would be one more matrix that maps d_model features to one "
     "score per token, without bias.",
+    minutes=5,
+    full="One output matrix of one row per token and d_model columns, no bias, the shared table counted once.",
+    partial="The base model's width, two tables, or an output bias.",
 )
 def _ex_6_3():
     return _table(37_000, 1024)
@@ -135,6 +144,9 @@ def _w_1_fans(d_model: int, d_ff: int) -> tuple[int, int]:
     "(d_model 512, d_ff 2048): a float, to 4 decimals.",
     decimals=4,
     hint="a = sqrt(6 / (fan_in + fan_out)); read fan_in and fan_out from the shape of w_1.",
+    minutes=5,
+    full="`sqrt(6 / (fan_in + fan_out))`, with fan_in and fan_out read from the shape of `w_1`.",
+    partial="fan_in alone, no square root, the standard deviation instead of the bound, or the tiny model's sizes.",
 )
 def _ex_6_4():
     return _xavier_bound(*_w_1_fans(BASE["d_model"], BASE["d_ff"]))

@@ -23,7 +23,11 @@ def _pe(pos: int, cols, d_model: int = 8) -> tuple:
 @register("7.1", prompt="Give (PE(2, 2), PE(2, 3)) at d_model = 8 as a tuple of two floats, to 4 decimals.",
           decimals=4,
           hint="columns 2 and 3 are pair i = 1; find its omega_1 = 10000^(-2i / d_model), then the "
-               "angle at position 2, and take its sine and cosine (in radians).")
+               "angle at position 2, and take its sine and cosine (in radians).",
+          minutes=10,
+          full="omega_1 at d_model = 8, the angle at position 2 in radians, its sine (even column) and cosine (odd "
+               "column).",
+          partial="Pair 0 or the column index used as i, degrees, sine and cosine swapped, or position 1.")
 def _pe_pair_1_at_position_2():
     return _pe(2, (2, 3))
 
@@ -72,7 +76,10 @@ def _wavelength(pair: int, d_model: int = 512) -> float:
 @register("7.2", prompt="Give the wavelength of pair 64 (columns 128 and 129) at d_model = 512, in "
           "positions, as a float to 2 decimals.",
           decimals=2, hint="wavelength = 2 pi / omega_i = 2 pi * 10000^(2i / d_model); simplify the "
-          "exponent first.")
+          "exponent first.",
+          minutes=5,
+          full="`2 pi / omega_i` with the exponent `2i / d_model` simplified for pair 64.",
+          partial="The exponent `i / d_model`, the column index as i, `1 / omega` without the 2 pi, or omega itself.")
 def _wavelength_pair_64():
     return _wavelength(64)
 
@@ -111,7 +118,12 @@ def _shift_matrix(pair: int, k: int, d_model: int = 64) -> torch.Tensor:
           "(pair 4: columns 8 and 9), as a tensor of shape (2, 2), to 4 decimals.",
           decimals=4,
           hint="a rotation by the angle k * omega_i: [[cos, sin], [-sin, cos]]; check the sign of the "
-               "sines on position 0, where the pair is (0, 1).")
+               "sines on position 0, where the pair is (0, 1).",
+          minutes=15,
+          full="The rotation by 2 omega_4, the signs of its sines checked at position 0, and M found a second way, "
+               "from rows of the table alone.",
+          partial="One of the two ways; the inverse rotation, a shift of one position, or the column index as the "
+                  "pair.")
 def _shift_matrix_pair_4():
     return _shift_matrix(4, 2)
 

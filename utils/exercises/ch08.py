@@ -32,7 +32,11 @@ _X = [2.0, 4, 4, 4, 5, 5, 7, 9]
           "of shape (8,), to 4 decimals.",
           decimals=4,
           hint="subtract the mean, then divide by the square root of the variance (plus eps); "
-               "the variance is the mean of the squared deviations.")
+               "the variance is the mean of the squared deviations.",
+          minutes=10,
+          full="The mean, the variance (divided by d) and each `(x - mean) / sqrt(var + eps)`, checked against "
+               "`nn.LayerNorm`.",
+          partial="The variance divided by d - 1, a division by the variance, or the mean not subtracted.")
 def _layer_norm_by_hand():
     return LayerNorm(8)(torch.tensor(_X)).detach()
 
@@ -89,7 +93,12 @@ def _trace(config: dict) -> dict:
 
 @register("8.2", prompt="Give a dict mapping each named stage to its shape tuple.",
           hint="attention weights are (batch, h, q_len, k_len); cross-attention takes its queries "
-               "from the decoder and its keys from the encoder.")
+               "from the decoder and its keys from the encoder.",
+          minutes=15,
+          full="All ten shapes, traced through `Transformer(**TINY)` or reasoned out, and the cross-attention named as "
+               "not square.",
+          partial="Most shapes; the cross-attention's axes swapped, the base model's heads, or d_model for "
+                  "`ffn_hidden` or `logits`.")
 def _shape_trace():
     return _trace(TINY)
 
@@ -140,7 +149,11 @@ def _masked(encoder_causal: bool = False, cross_causal: bool = False, visible: b
 
 @register("8.3", prompt="Give a dict with the number of masked cells per head in each attention (ints).",
           hint="ask for each attention which mask it uses, a padding mask or a causal one, and count "
-               "the hidden cells of its q_len x k_len grid; no token is padding.")
+               "the hidden cells of its q_len x k_len grid; no token is padding.",
+          minutes=5,
+          full="Which mask each attention uses (padding or causal) and the cells it hides in one head's grid.",
+          partial="The visible cells, every head counted, or a causal mask given to the encoder or the "
+                  "cross-attention.")
 def _masked_cells():
     return _masked()
 
@@ -187,7 +200,12 @@ def _count(layer, linear_biases: bool = True, norms: bool = True) -> int:
 @register("8.4", prompt="Give the number of parameters of one decoder layer of the paper's big model "
           "(d_model 1024, h 16, d_ff 4096), as an int.",
           hint="list the layer's sublayers (attention, feed-forward, LayerNorms) and count the weights "
-               "and biases of each.")
+               "and biases of each.",
+          minutes=10,
+          full="The two attention sublayers, the FFN and the three LayerNorms of the big model's decoder layer, "
+               "weights and biases.",
+          partial="An encoder layer, the biases or the LayerNorms left out, a LayerNorm with one vector, or the tiny "
+                  "sizes.")
 def _decoder_layer_parameters():
     return count_parameters(_meta_layer(DecoderLayer, **_BIG))
 

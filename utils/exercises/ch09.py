@@ -37,7 +37,10 @@ def _cost_ratio(n: int, d: int) -> float:
 
 @register("9.1", prompt="Ratio n^2 d / (n d^2) for n = 1000, d = 512: a float, to 4 decimals.",
           decimals=4,
-          hint="cancel the factors that the numerator and the denominator share before you divide.")
+          hint="cancel the factors that the numerator and the denominator share before you divide.",
+          minutes=5,
+          full="The ratio simplified to n / d before dividing, and which layer is cheaper for this n and d.",
+          partial="The inverse ratio, or d_k instead of d; the question of the cheaper layer left out.")
 def ex_9_1():
     return _cost_ratio(1000, 512)
 
@@ -55,7 +58,10 @@ def _ex_9_1_head_size():
 
 @register("9.2", prompt="Layers of restricted attention (r = 4) to connect 100 positions: an int.",
           hint="follow how far the information of position 0 can travel after 1, 2, 3 ... layers; "
-               "the two positions farthest apart decide.")
+               "the two positions farthest apart decide.",
+          minutes=5,
+          full="r positions per layer in each direction, n - 1 to cover, the division rounded up.",
+          partial="2r positions per layer, or the division rounded down.")
 def ex_9_2():
     return _layers_until_all_connected(_window_mask(100, 4))
 
@@ -74,7 +80,11 @@ def _ex_9_2_both_sides():
 
 @register("9.3", prompt="Number of True cells in window_mask(10, 2): an int.",
           hint="count the diagonal and the off-diagonals within distance 2; the queries near the ends "
-               "see fewer keys.")
+               "see fewer keys.",
+          minutes=5,
+          full="The diagonal and the off-diagonals within distance 2, with fewer keys near the ends, checked with "
+               "`window_mask`.",
+          partial="Every query given 2r + 1 keys, or the keys of one side only.")
 def ex_9_3():
     return int(_window_mask(10, 2).sum())
 

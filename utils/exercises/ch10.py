@@ -32,6 +32,10 @@ def _schedule(d_model=TINY_D_MODEL, warmup=TINY_WARMUP, pick=min):
     decimals=6,
     hint="equation 3 has two branches inside its min; decide for each step which of the two is "
          "smaller, and do not forget the factor in front.",
+    minutes=15,
+    full="Both rates from equation 3 by hand, the branch of the min chosen at each step and the factor in front kept, "
+         "then checked with the course's schedule.",
+    partial="One of the two rates, the wrong branch of the min, or the factor `d_model ** -0.5` left out.",
 )
 def _ex_10_1():
     return tuple(rate(s, TINY_D_MODEL, TINY_WARMUP) for s in STEPS)
@@ -81,6 +85,11 @@ CASES = ((0.2, 13), (0.1, 37_000))  # (eps_ls, vocabulary): the tiny model's tok
     hint="The loss is the cross-entropy H(q, p) = H(q) + KL(q || p), smallest when p = q: compute the "
          "entropy of the smoothed target q, with natural logs. Write down q first: every token gets "
          "eps_ls / V, and the right token 1 - eps_ls on top.",
+    minutes=20,
+    full="The explanation (the smoothed target has an entropy that no prediction goes below) and both floors, from "
+         "that entropy in natural logs.",
+    partial="The explanation or one floor; a target that does not sum to 1, eps_ls over V - 1 tokens, or another log "
+            "base.",
 )
 def _ex_10_2():
     return tuple(_smoothing_floor(eps, V) for eps, V in CASES)
@@ -137,6 +146,10 @@ def _uniform_loss(vocab_size, eps_ls=0.1):
     decimals=4,
     hint="With the same p for every token, every log p is the same number, whatever the target; "
          "the weights of the smoothed target add up to 1.",
+    minutes=10,
+    full="log V whatever the target, since the smoothed target's weights sum to 1, and the answer to whether eps_ls "
+         "matters.",
+    partial="The 13-token loss, log base 10, or only the right token's share counted.",
 )
 def _ex_10_3():
     return _uniform_loss(PAPER_VOCAB)

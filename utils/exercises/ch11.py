@@ -29,7 +29,10 @@ def _penalised(length=LENGTH, alpha=ALPHA, log_p=LOG_P):
 @register("11.1", prompt="Give (lp, score) for |Y| = 12, alpha = 0.3 and log P = -3.0, as a tuple of two floats, "
           "each to 4 decimals.", decimals=4,
           hint="lp = ((5 + |Y|) / 6) ** alpha, where |Y| counts the output's tokens including </s>; the "
-               "score is log P divided by lp.")
+               "score is log P divided by lp.",
+          minutes=5,
+          full="`lp = ((5 + len(Y)) / 6) ** alpha` with `</s>` counted in `len(Y)`, and the score `log P / lp`.",
+          partial="lp right and the score multiplied by it; 11 tokens, alpha = 0.6, or no power.")
 def _length_penalty_12():
     return _penalised()
 
@@ -81,7 +84,11 @@ def _best_of_beam(alpha=0.0):
           "tokens as a tuple of ints ending in 2, the score (a float) to 4 decimals.", decimals=4,
           hint="at each step extend every live prefix by every token, keep the 2 best by their summed "
                "log-probabilities; a prefix that ends in </s> is finished and leaves the beam, and the "
-               "search stops when no live prefix can still beat the best finished one.")
+               "search stops when no live prefix can still beat the best finished one.",
+          minutes=15,
+          full="The beam worked step by step (live and finished prefixes, summed log-probabilities), the winner and "
+               "its score, checked with `beam_search_core` and compared with greedy decoding.",
+          partial="The right winner with a probability or a base-10 score, or a search stopped too early.")
 def _beam_by_hand():
     best = _best_of_beam()
     return (best.tokens, best.score)
@@ -120,7 +127,10 @@ def _base_layers() -> int:
 @register("11.3", prompt="Give the number of parameters (an int) of the base model with separate "
           "32,000-token English and German vocabularies, the German table tied to the output layer.",
           hint="the layers do not depend on the vocabulary; then count the tables the model stores, and "
-               "ask whether the output layer has a matrix of its own.")
+               "ask whether the output layer has a matrix of its own.",
+          minutes=10,
+          full="The base layers' count plus two 32,000-row tables, the output layer tied to the German one.",
+          partial="One table, an output matrix of its own, or the shared 37,000-token vocabulary.")
 def _separate_vocabularies():
     return _base_layers() + 2 * TABLE
 
@@ -157,7 +167,10 @@ def _embedding_entry(steps: tuple, row: int = 2, col: int = 0) -> float:
 @register("11.4", prompt="Give embed.lut.weight[2, 0] of the average of the step-2,600 and step-3,000 "
           "checkpoints, as a float, to 4 decimals.", decimals=4,
           hint="load both checkpoints with load_checkpoint(step), hand their state_dict()s to "
-               "average_checkpoints, and read the entry from the result.")
+               "average_checkpoints, and read the entry from the result.",
+          minutes=10,
+          full="Both checkpoints loaded and averaged with `average_checkpoints`, and entry `[2, 0]` read.",
+          partial="One checkpoint alone, all five averaged, the sum, or entry `[0, 2]`.")
 def _average_two():
     return _embedding_entry((2600, 3000))
 

@@ -32,7 +32,11 @@ def _q_and_k_saving(d_k_total: int, biases: bool = True) -> int:
           "(h = 4, d_v = 16), a row the sweep did not run.",
           hint="find which matrices (and biases) have a size that depends on d_k, and their shapes with "
                "h heads of d_k = 2; then count how many attention sublayers the tiny model has, in the "
-               "encoder and in the decoder.")
+               "encoder and in the decoder.",
+          minutes=15,
+          full="By hand, the base count less what shrinks in `W_Q`, `W_K` and their biases in the 6 attention "
+               "sublayers; then the count checked with the code.",
+          partial="Biases not shrunk, d_k outputs in all instead of h x d_k, or the cross-attention forgotten.")
 def _ex_12_1():
     return _tiny(d_k=2)
 
@@ -77,7 +81,10 @@ def _paper_size(untied: bool = False, **changes) -> int:
           "(h = 8, d_v = 64) and a shared 37,000-token vocabulary.",
           hint="build VariantTransformer(37000, 512, 8, 2048, 6, d_k=16) on the meta device and count its "
                "parameters with count_parameters; by hand, only W_Q and W_K (and their biases) of each "
-               "attention sublayer change.")
+               "attention sublayer change.",
+          minutes=5,
+          full="`VariantTransformer` built on the meta device and counted, and compared with the paper's 58 million.",
+          partial="The base model's count, or an output matrix of its own.")
 def _ex_12_2():
     return _paper_size(d_k=16)
 
@@ -111,7 +118,11 @@ def _records():
 @register("12.3", prompt="Give (verdict in exact match, verdict in perplexity) for row 'p_drop=0.3' "
           "against row 'p_drop=0.2': a tuple of two str, each 'better', 'worse' or 'within noise'.",
           hint="verdict(records, 'p_drop=0.3', 'p_drop=0.2', 'exact') and the same with 'ppl'; the rule: "
-               "different only if the two rows' ranges over the seeds do not overlap.")
+               "different only if the two rows' ranges over the seeds do not overlap.",
+          minutes=10,
+          full="The prediction written first, then both verdicts from `verdict`, explained by the rule: rows whose "
+               "ranges over the seeds overlap are within noise.",
+          partial="The verdicts the other way round, from the means, or against the base row.")
 def _ex_12_3():
     from ..experiments.variations import verdict
 

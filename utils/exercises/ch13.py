@@ -58,7 +58,11 @@ def _rows(head: int = HEAD, blocks_up: int = 0) -> tuple[int, int]:
 @register("13.1", prompt="Give (first_row, last_row_plus_1): the rows of multihead_attn.in_proj_weight that "
           "compute head 3's values (heads counted from 1), a tuple of two ints.",
           hint="two steps: where does W_V sit in the stacked in_proj_weight, and which rows of W_V "
-               "(d_model x d_model) belong to which head, in the order split_heads cuts its output.")
+               "(d_model x d_model) belong to which head, in the order split_heads cuts its output.",
+          minutes=10,
+          full="Where `W_V` sits in `in_proj_weight` (after `W_Q` and `W_K`), then head 3's rows within it as a slice, "
+               "checked on the copied weights.",
+          partial="The rows within our `w_v`, the whole of `W_V`, the next head, or the last row instead of last + 1.")
 def _w_v_head_rows():
     return _rows()
 
@@ -98,7 +102,12 @@ TGT = torch.tensor([[1, 6, 7, 2, 0, 0]])
 
 @register("13.2", prompt="Give the (6, 6) bool tensor, True = blocked, for '<s> d e </s>' plus two padding tokens.",
           hint="a key is blocked for a query if it lies in the query's future or if it is padding; "
-               "build each of the two conditions as a (6, 6) or broadcastable bool tensor and combine them.")
+               "build each of the two conditions as a (6, 6) or broadcastable bool tensor and combine them.",
+          minutes=10,
+          full="The future keys and the padding keys both blocked (True = blocked), built from the two masks PyTorch "
+               "takes.",
+          partial="Our convention (True = may attend), one of the two conditions only, or padding rows instead of "
+                  "columns.")
 def _combined_mask():
     blocked = ~target_mask(TGT)[0, 0]
     assert torch.equal(blocked, ~causal_mask(6) | (TGT == 0))
@@ -141,7 +150,10 @@ def _nn_transformer(d_model=1024, final_norms=True) -> tuple[int, int]:
 @register("13.3", prompt="Give (parameters of nn.Transformer with d_model 1024, 8 heads, 6 + 6 layers and d_ff "
           "2048, parameters left over after copying our layers of that size in), a tuple of two ints.",
           hint="nn.Transformer holds the same layers as ours, plus modules the paper's model does not have; "
-               "list its top-level submodules (named_children of pt.encoder and pt.decoder) and count each.")
+               "list its top-level submodules (named_children of pt.encoder and pt.decoder) and count each.",
+          minutes=10,
+          full="`nn.Transformer` counted with its two final LayerNorms, and the leftover identified as those norms.",
+          partial="No final norms, one of the two, or the base width.")
 def _wide_nn_transformer():
     return _nn_transformer()
 

@@ -46,7 +46,10 @@ def _batch_cache(**changes) -> int:
 @register("14.1", prompt="SmolLM2-135M's KV cache in bytes, in bfloat16, for a batch of 8 sequences of "
           "1,000 tokens each: an int.",
           hint="per token and layer the cache stores keys and values for each key-value head; count the "
-               "numbers, then the bytes, over every layer, token and sequence of the batch.")
+               "numbers, then the bytes, over every layer, token and sequence of the batch.",
+          minutes=10,
+          full="Keys and values, for each key-value head, layer, token and sequence, at 2 bytes a number.",
+          partial="One sequence, one layer, numbers instead of bytes, keys only, or a key-value head per query head.")
 def ex_14_1():
     return _batch_cache()
 
@@ -85,7 +88,11 @@ def _x() -> torch.Tensor:
 @register("14.2", prompt="RMSNorm of (1, -2, 2, 4) with weight 1 and eps 0: a float tensor of shape (4,), "
           "each value to 4 decimals.", decimals=4,
           hint="RMSNorm divides x by one number computed from its values; the formula is in the chapter. "
-               "Compare it with LayerNorm: which step does RMSNorm leave out?")
+               "Compare it with LayerNorm: which step does RMSNorm leave out?",
+          minutes=5,
+          full="x divided by the root of the mean of its squares, by hand, and the step of LayerNorm that RMSNorm "
+               "leaves out (the mean).",
+          partial="LayerNorm instead, the root of the sum of the squares, or no square root.")
 def ex_14_2():
     return F.rms_norm(_x(), (4,), eps=0.0)
 
@@ -110,7 +117,11 @@ def _ex_14_2_no_root():
 
 @register("14.3", prompt="Parameters of SmolLM2-135M with 9 key-value heads instead of 3: an int.",
           hint="find which weight matrices have a size that depends on the number of key-value heads; "
-               "compute how much each grows, in each of the 30 layers.")
+               "compute how much each grows, in each of the 30 layers.",
+          minutes=10,
+          full="Only `W_K` and `W_V` grow; by how much in each of the 30 layers, added to SmolLM2-135M's count, its "
+               "output layer tied.",
+          partial="`W_K` alone grown, an output matrix of its own, or the model's own count.")
 def ex_14_3():
     return _decoder_lm_params(**{**SMOLLM2_135M, "h_kv": 9})
 

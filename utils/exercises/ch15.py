@@ -22,16 +22,15 @@ REFS = [[["IY", "DH", "ER"], ["AY", "DH", "ER"]],
 @register("15.1", prompt="Give (WER, PER) for the outputs IY TH ER (either) and T AH M EY T OW (tomato), "
           "as a tuple of two floats (shares, not percentages), each to 4 decimals.", decimals=4,
           hint="WER counts the words whose output matches none of their references; PER adds the edits to "
-               "each word's closest reference and divides by the total length of those references.")
+               "each word's closest reference and divides by the total length of those references.",
+          unit="share", minutes=10,
+          full="WER from the words that match no reference, PER from the edits to each word's closest reference over "
+               "their total length, both as shares.",
+          partial="One of the two; PER as a mean of the words' own rates, or over the length of all the references.")
 def _either_tomato():
     from ..tasks.g2p import per, wer
 
     return (wer(HYPS, REFS), per(HYPS, REFS))
-
-
-@mistake("15.1", "These are percentages; give shares, between 0 and 1")
-def _ex_15_1_percent():
-    return tuple(100 * x for x in _either_tomato())
 
 
 @mistake("15.1", "This PER averages the two words' own phone error rates; PER adds all the edits and "
@@ -69,7 +68,11 @@ def _two_tables(specials: bool = True, tied: bool = True) -> int:
 @register("15.2", prompt="Give the number of parameters (an int) of the G2P model with two tables: 30 x d_model "
           "for the encoder, 42 x d_model for the decoder, tied to the output layer.",
           hint="the layers do not change; only the embedding tables do. Compare the rows stored before "
-               "and after, and ask whether the output layer stores a matrix of its own.")
+               "and after, and ask whether the output layer stores a matrix of its own.",
+          minutes=10,
+          full="The model's count with its shared table replaced by two tables of d_model columns (encoder, decoder), "
+               "the output tied to the decoder's.",
+          partial="The shared table as it is, an output matrix of its own, or the special tokens left out of a table.")
 def _two_vocabularies():
     return _two_tables()
 
@@ -115,7 +118,11 @@ def _shipped(which: str, decode: str, metric: str = "wer", five_letters: bool = 
 @register("15.3", prompt="Give the greedy WER (a float between 0 and 1) of the averaged model on the test "
           "words of exactly 5 letters, to 4 decimals.", decimals=4,
           hint="select the test words with len(w) == 5, decode them with greedy_phones and the averaged "
-               "model of load_shipped, then score the outputs with wer against their references.")
+               "model of load_shipped, then score the outputs with wer against their references.",
+          unit="share", minutes=10,
+          full="The test words of 5 letters, greedy decoding with the averaged model, and `wer` against their "
+               "references, as a share.",
+          partial="Beam search, the last checkpoint, the whole test split, or PER.")
 def _ex_15_3():
     return _five_letter_wer()
 
@@ -140,7 +147,3 @@ def _ex_15_3_all_words():
 def _ex_15_3_per():
     return _shipped("avg", "greedy", metric="per")
 
-
-@mistake("15.3", "This is a percentage; give a share between 0 and 1")
-def _ex_15_3_percent():
-    return 100 * _five_letter_wer()

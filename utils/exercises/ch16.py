@@ -21,24 +21,35 @@ WORDS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 MERGES = 4
 
 
-def _learn(words, num_merges, end):
-    """``learn_bpe`` with another end-of-word marker ``end`` (None: no marker at all).
+def _pair_counts(vocab) -> collections.Counter:
+    """Every adjacent pair of symbols, counted as many times as its word occurs."""
+    pairs = collections.Counter()
+    for symbols, count in vocab.items():
+        for pair in zip(symbols, symbols[1:]):
+            pairs[pair] += count
+    return pairs
 
-    The same counting and the same tie rule (more frequent, then shorter merged symbol,
-    then alphabetically first); ``data.learn_bpe`` always appends ``END``.
+
+def _learn(words, num_merges, end="\u2581", shorter_first=True, recount=True):
+    """``learn_bpe`` as a learner may slip on it: another end-of-word marker ``end`` (None: no
+    marker at all); ties broken alphabetically alone (``shorter_first=False``); the pair counts
+    of the start kept for every merge (``recount=False``: a pair that a merge removed is no
+    longer there to choose, a pair it created counts 0).
+
+    Otherwise the same counting and the same tie rule (more frequent, then shorter merged
+    symbol, then alphabetically first); ``data.learn_bpe`` always appends ``END``.
     """
     from ..tasks.translation.data import merge_pair
 
     vocab = {tuple(w) + ((end,) if end else ()): c for w, c in words.items()}
+    first = _pair_counts(vocab)
     merges = []
     for _ in range(num_merges):
-        pairs = collections.Counter()
-        for symbols, count in vocab.items():
-            for pair in zip(symbols, symbols[1:]):
-                pairs[pair] += count
+        pairs = _pair_counts(vocab)
         if not pairs:
             break
-        best = min(pairs, key=lambda p: (-pairs[p], len(p[0] + p[1]), p[0] + p[1]))
+        counts = pairs if recount else collections.Counter({p: first[p] for p in pairs})
+        best = min(pairs, key=lambda p: (-counts[p], len(p[0] + p[1]) if shorter_first else 0, p[0] + p[1]))
         merges.append(best)
         vocab = {merge_pair(symbols, best): count for symbols, count in vocab.items()}
     return merges
@@ -49,7 +60,12 @@ def _learn(words, num_merges, end):
           "END ('\u2581'): a list of 4 (left, right) tuples of strings, in the order learned.",
           hint="count every adjacent pair of symbols in every word, weighted by the word's count; merge the "
                "most frequent pair everywhere (ties: the shorter merged symbol, then the alphabetically first, "
-               "'\u2581' after every letter), and count again.")
+               "'\u2581' after every letter), and count again: write the pair counts down after each merge.",
+          minutes=15,
+          full="The pair counts written down before each of the 4 merges, ties broken by the rule (shorter merged "
+               "symbol, then alphabetical), and the merges in order, checked with `learn_bpe`.",
+          partial="The counting right until a slip: counts not redone after a merge, ties broken alphabetically alone, "
+                  "no end-of-word marker, or each word counted once.")
 def _ex_16_1():
     from ..tasks.translation.data import learn_bpe
 
@@ -59,7 +75,7 @@ def _ex_16_1():
 @mistake("16.1", "These merges count each word once; each pair counts as many times as its word occurs "
          "(low 5 times, newest 6, ...)")
 def _ex_16_1_no_counts():
-    return _learn(dict.fromkeys(WORDS, 1), MERGES, end="\u2581")
+    return _learn(dict.fromkeys(WORDS, 1), MERGES)
 
 
 @mistake("16.1", "These merges are learned without the end-of-word marker; every word ends with END "
@@ -72,6 +88,27 @@ def _ex_16_1_no_marker():
          "one character, and a merged symbol's length breaks ties")
 def _ex_16_1_sennrich_marker():
     return _learn(WORDS, MERGES, end="</w>")
+
+
+@mistake("16.1", "These are the most frequent pairs of the first count, taken in one go; each merge changes the "
+         "words, so count the pairs again after every merge (write the counts down each time)")
+def _ex_16_1_one_count():
+    from ..tasks.translation.data import END
+
+    pairs = _pair_counts({tuple(w) + (END,): c for w, c in WORDS.items()})
+    return sorted(pairs, key=lambda p: (-pairs[p], len(p[0] + p[1]), p[0] + p[1]))[:MERGES]
+
+
+@mistake("16.1", "These merges keep the pair counts of the start; a merge makes some pairs rarer or removes "
+         "them and creates new ones, so count the pairs again after every merge (write the counts down each time)")
+def _ex_16_1_stale_counts():
+    return _learn(WORDS, MERGES, recount=False)
+
+
+@mistake("16.1", "These merges break a tie alphabetically alone; between pairs of equal count, learn_bpe first "
+         "takes the one whose merged symbol is shorter, then the alphabetically first")
+def _ex_16_1_alphabetical_ties():
+    return _learn(WORDS, MERGES, shorter_first=False)
 
 
 # ---------------------------------------------------------------- 16.2, two vocabularies
@@ -95,7 +132,11 @@ def _two_tables(tied: bool = True) -> int:
           "vocabularies of 4,000 pieces instead of one shared one: a German table for the encoder, an English "
           "table for the decoder, tied to the output layer.",
           hint="the layers do not change; only the embedding tables do. Count the tables before and after, "
-               "and ask whether the output layer stores a matrix of its own.")
+               "and ask whether the output layer stores a matrix of its own.",
+          minutes=10,
+          full="The model's count plus one table of 4,000 rows of d_model, the output still tied to the decoder's "
+               "table.",
+          partial="The model as it is, an output matrix of its own, or the extra table alone.")
 def _ex_16_2():
     return _two_tables()
 
@@ -169,7 +210,12 @@ def _score(path: str, which: str, decode: str, metric: str, max_words: int | Non
           "references, to 2 decimals.", decimals=2,
           hint="keep the test sources with len(german.split()) <= 5, take their translations from "
                "load_test_outputs()[('avg', 'beam')], build their reference streams with reference_streams "
-               "from the test pairs of those sources only, and score with bleu_chrf.")
+               "from the test pairs of those sources only, and score with bleu_chrf.",
+          unit="percent", minutes=10,
+          full="The sources of at most 5 words kept, their beam translations by the averaged model, their reference "
+               "streams, and corpus BLEU from `bleu_chrf`.",
+          partial="Greedy decoding, the last checkpoint, the whole split, chrF, fewer than 5 words, or a mean of "
+                  "sentence BLEU.")
 def _ex_16_3():
     return _short_bleu()
 
@@ -234,7 +280,11 @@ def _one_em_step(null: bool = True, normalise_over: str = "english") -> float:
           "das Buch / the book, ein gutes Buch / a good book, das Haus / the house, to 3 decimals.", decimals=3,
           hint="E step: each English word of a pair is shared equally among NULL and the German words of its "
                "sentence (t is equal everywhere at the start). M step: add up the shares of (buch, e) for every "
-               "English word e, and divide the share of (buch, book) by their total.")
+               "English word e, and divide the share of (buch, book) by their total.",
+          minutes=15,
+          full="The E step's shares with NULL, the counts of (buch, e) summed over the English words, and t(book given "
+               "buch) as their ratio.",
+          partial="NULL left out, the count not divided, or the division over German words.")
 def _ex_16_4():
     from ..tasks.translation.baselines import ibm1
 

@@ -41,7 +41,11 @@ def _context(score=None, weigh=None) -> list[float]:
 @register("17.1", prompt="Give the context vector c for the exercise's query, keys, v_a and annotations, as a "
           "list of 2 floats, each to 4 decimals.", decimals=4,
           hint="for each position j: e_j = v_a . tanh(query + key_j), coordinate by coordinate; then the "
-               "softmax of the three scores, and c = sum_j alpha_j h_j.")
+               "softmax of the three scores, and c = sum_j alpha_j h_j.",
+          minutes=10,
+          full="The three scores `v_a . tanh(query + key_j)`, their softmax and the weighted sum of the annotations, "
+               "checked with `additive_attention`.",
+          partial="The tanh or v_a left out, dot-product scores, or the raw scores used as weights.")
 def _ex_17_1():
     return _context()
 
@@ -95,7 +99,11 @@ def _encoder_flops(lengths=LENGTHS, padded=False) -> int:
 @register("17.2", prompt="Give the FLOPs (an int) of the recurrent encoder's forward pass, both directions, on "
           "two words of 3 and 5 tokens padded to 5, with G2P_RECURRENT's sizes, counting matrix products only.",
           hint="each direction, at each real token, multiplies the embedding (d_embed values) and the state "
-               "(d_hidden values) by the matrices of the 3 gates; a product of (1, k) by (k, n) costs 2kn FLOPs.")
+               "(d_hidden values) by the matrices of the 3 gates; a product of (1, k) by (k, n) costs 2kn FLOPs.",
+          minutes=15,
+          full="For each direction and each real token, the products of the 3 gates' input and state matrices at 2kn "
+               "FLOPs each, checked with `FlopCounterMode`.",
+          partial="Padded positions counted, one direction, one gate, or a training step's three forward passes.")
 def _ex_17_2():
     return _encoder_flops()
 
@@ -146,7 +154,11 @@ def _share(words) -> float:
 @register("17.3", prompt="Give the share (a float between 0 and 1) of the test words that both seed-0 models, "
           "the Transformer and the recurrent model, get wrong, to 4 decimals.", decimals=4,
           hint="a word is wrong when its output equals none of its references; build the set of wrong words "
-               "of each model, count the words in both sets and divide by the number of test words.")
+               "of each model, count the words in both sets and divide by the number of test words.",
+          unit="share", minutes=10,
+          full="The sets of wrong words of both models (an output equal to no reference), their intersection, divided "
+               "by the number of test words.",
+          partial="Either model wrong, one model's WER, the words whose outputs differ, or a count instead of a share.")
 def _ex_17_3():
     return _share(_wrong("transformer") & _wrong("recurrent"))
 
@@ -185,7 +197,3 @@ def _ex_17_3_differ():
 def _ex_17_3_count():
     return len(_wrong("transformer") & _wrong("recurrent"))
 
-
-@mistake("17.3", "This is a percentage; give a share between 0 and 1")
-def _ex_17_3_percent():
-    return 100 * _ex_17_3()
