@@ -280,6 +280,7 @@ def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_
     dev = mt.load_dev_outputs(mt.MEASURE_DIR / f"{name}.dev.json")
     sources, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"])
     assert dev["sources"] == sources and dev["step"] == records[-1]["step"]
+    assert dev["train_flops"] == translation_training_flops(header["start"], dev["step"])[-1]
     scores = mt.bleu_chrf(dev["hyps"], streams)
     assert (scores["bleu"], scores["chrf"]) == (records[-1]["dev_bleu"], records[-1]["dev_chrf"])
     mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
@@ -290,8 +291,23 @@ def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_
     assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
 
 
+def test_the_shipped_run_flops_are_the_runs_batches_counted_again():
+    """The FLOPs that chapter 16 reads for the size-and-phrases runs are what
+    ``translation_training_flops`` counts from their logs now."""
+    assert mt.load_run_flops() == mt.run_flops()
+    assert set(mt.load_run_flops()) == set(mt.SIZE_RUNS)
+
+
+def test_load_run_flops_names_a_bad_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="measure-flops"):
+        mt.load_run_flops(tmp_path / "none.json")
+    (tmp_path / "x.json").write_text('{"kind": "translation dev outputs"}')
+    with pytest.raises(ValueError, match="not a file of translation run flops"):
+        mt.load_run_flops(tmp_path / "x.json")
+
+
 def test_the_measure_folder_holds_only_what_the_chapter_reads():
-    expected = {f"{n}.jsonl" for n in ("small", "large", "phrases")}
+    expected = {f"{n}.jsonl" for n in mt.SIZE_RUNS} | {mt.RUN_FLOPS_FILE.name}
     expected |= {f"{n}{ext}" for n in mt.MT_ABLATIONS for ext in (".jsonl", ".dev.json")}
     assert {p.name for p in mt.MEASURE_DIR.iterdir()} == expected
 
@@ -471,6 +487,8 @@ def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logg
     record = mt.load_dev_outputs(dev_out)
     _, records = mt.read_log(straight / "log.jsonl")
     assert record["step"] == records[-1]["step"] == 4 and len(record["hyps"]) == len(record["sources"]) == 4
+    header, _ = mt.read_log(straight / "log.jsonl")
+    assert record["train_flops"] == translation_training_flops(header["start"], 4)[-1]
     _, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"][:4])
     assert mt.bleu_chrf(record["hyps"], streams)["chrf"] == records[-1]["dev_chrf"]
     forged = tmp_path / "forged"

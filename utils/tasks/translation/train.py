@@ -95,8 +95,15 @@ MT_ABLATIONS = {
     "paper": ("none: the paper's recipe as scaled here", {}),
     "tokens1500": ("batches of 1,500 tokens instead of 3,000", dict(max_tokens=1500)),
     "word0.1": ("token dropout 0.1 on the source and the decoder's input", dict(p_word_src=0.1, p_word_tgt=0.1)),
+    "pdrop0.3": ("dropout 0.3 instead of 0.2", dict(p_drop=0.3)),
 }
 ABLATION_STEPS = 3500
+#: The short runs that chose the model's size and whether to add the phrase pairs (their logs
+#: are in ``MEASURE_DIR``), and the file of their training FLOPs at each evaluation
+#: (``write_run_flops``; counting them encodes the 367,358 phrase pairs, about 30 s, so chapter
+#: 16 reads the file and a test recounts).
+SIZE_RUNS = ("small", "large", "phrases")
+RUN_FLOPS_FILE = MEASURE_DIR / "flops.json"
 #: A person's verdicts on everyday sentences (``load_judged``): each stored with the translation judged.
 JUDGED_FILE = tr.SHIPPED / "everyday_judged.json"
 #: (weights, decoding) pairs of the shipped test outputs.
@@ -730,7 +737,9 @@ def ship_measurement(workdir, name: str, out_dir=MEASURE_DIR) -> tuple[pathlib.P
     """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
     ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
     checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
-    sentence by sentence (``paired_bootstrap``) without shipping their weights.
+    sentence by sentence (``paired_bootstrap``) without shipping their weights, and the
+    run's training FLOPs up to that step (``experiments.flops.translation_training_flops``:
+    a cost that does not depend on the machine or its load, as minutes do).
 
     The translations are checked against the log: their BLEU and chrF must equal what the run
     recorded at its last step, to the last digit (one thread, as the run decoded). A run
@@ -769,13 +778,52 @@ def ship_measurement(workdir, name: str, out_dir=MEASURE_DIR) -> tuple[pathlib.P
     out_dir.mkdir(parents=True, exist_ok=True)
     log_out, dev_out = out_dir / f"{name}.jsonl", out_dir / f"{name}.dev.json"
     log_out.write_text((workdir / "log.jsonl").read_text())
-    record = dict(kind="translation dev outputs", step=last["step"], versions=_versions(), sources=sources, hyps=hyps)
+    from ...experiments.flops import translation_training_flops  # (that module imports this one)
+
+    flops = translation_training_flops(header["start"], last["step"])[-1]
+    record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops, versions=_versions(),
+                  sources=sources, hyps=hyps)
     dev_out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     return log_out, dev_out
 
 
+def run_flops(names=SIZE_RUNS, measure_dir=MEASURE_DIR) -> dict[str, dict[int, int]]:
+    """{run: {evaluated step: training FLOPs of steps 1 to it}} for the runs ``names`` whose logs
+    are in ``measure_dir``, counted by ``experiments.flops.translation_training_flops`` from each
+    log's config (the batches replayed, not the machine's time)."""
+    from ...experiments.flops import translation_training_flops  # (that module imports this one)
+
+    out = {}
+    for name in names:
+        header, records = read_log(pathlib.Path(measure_dir) / f"{name}.jsonl")
+        steps = [r["step"] for r in records if "dev_bleu" in r]
+        cumulative = translation_training_flops(header["start"], max(steps))
+        out[name] = {step: cumulative[step - 1] for step in steps}
+    return out
+
+
+def write_run_flops(path=RUN_FLOPS_FILE) -> pathlib.Path:
+    """Write ``run_flops()`` to ``path`` (``python -m utils.tasks.translation measure-flops``)."""
+    path = pathlib.Path(path)
+    record = dict(kind="translation run flops", runs={n: {str(k): v for k, v in d.items()} for n, d in run_flops().items()})
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+
+def load_run_flops(path=RUN_FLOPS_FILE) -> dict[str, dict[int, int]]:
+    """What ``write_run_flops`` wrote: {run: {evaluated step: training FLOPs}}.
+
+    Raises:
+        FileNotFoundError: the file is missing.
+        ValueError: it is not readable JSON or not a file of run FLOPs.
+    """
+    record = _read_record(pathlib.Path(path), "translation run flops",
+                          "write it with `python -m utils.tasks.translation measure-flops`")
+    return {name: {int(k): v for k, v in steps.items()} for name, steps in record["runs"].items()}
+
+
 def load_dev_outputs(path) -> dict:
-    """A file ``ship_measurement`` wrote: {"step", "sources", "hyps", "versions"}.
+    """A file ``ship_measurement`` wrote: {"step", "train_flops", "sources", "hyps", "versions"}.
 
     Raises:
         FileNotFoundError: the file is missing.
