@@ -489,6 +489,10 @@ def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logg
     assert record["step"] == records[-1]["step"] == 4 and len(record["hyps"]) == len(record["sources"]) == 4
     header, _ = mt.read_log(straight / "log.jsonl")
     assert record["train_flops"] == translation_training_flops(header["start"], 4)[-1]
+    model = mt.new_model(header["start"]["model"])
+    model.load_state_dict(torch.load(straight / "step4.pt", weights_only=True))
+    assert record["dev_cross_entropy"] == mt.dev_cross_entropy(model, tr.cached_pairs(tr.data_path())["dev"][:4])
+    assert record["dev_cross_entropy"] < records[-1]["dev_loss"]  # smoothing adds to the loss
     _, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"][:4])
     assert mt.bleu_chrf(record["hyps"], streams)["chrf"] == records[-1]["dev_chrf"]
     forged = tmp_path / "forged"

@@ -737,7 +737,8 @@ def ship_measurement(workdir, name: str, out_dir=MEASURE_DIR) -> tuple[pathlib.P
     """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
     ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
     checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
-    sentence by sentence (``paired_bootstrap``) without shipping their weights, and the
+    sentence by sentence (``paired_bootstrap``) without shipping their weights; the last
+    checkpoint's dev cross-entropy without smoothing (``dev_cross_entropy``), and the
     run's training FLOPs up to that step (``experiments.flops.translation_training_flops``:
     a cost that does not depend on the machine or its load, as minutes do).
 
@@ -781,10 +782,22 @@ def ship_measurement(workdir, name: str, out_dir=MEASURE_DIR) -> tuple[pathlib.P
     from ...experiments.flops import translation_training_flops  # (that module imports this one)
 
     flops = translation_training_flops(header["start"], last["step"])[-1]
-    record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops, versions=_versions(),
-                  sources=sources, hyps=hyps)
+    record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops,
+                  dev_cross_entropy=dev_cross_entropy(model, dev), versions=_versions(), sources=sources, hyps=hyps)
     dev_out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     return log_out, dev_out
+
+
+def dev_cross_entropy(model, pairs, sp=None) -> float:
+    """Cross-entropy (nats per target piece, ``</s>`` included) of ``model`` on text ``pairs``,
+    without label smoothing: a held-out loss that runs trained with different ``eps_ls`` share
+    (the loss their logs record is smoothed with their own ``eps_ls``). One thread, eval mode."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return dev_loss(model, tr.encode_pairs(pairs, sp), LabelSmoothingLoss(0.0))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def run_flops(names=SIZE_RUNS, measure_dir=MEASURE_DIR) -> dict[str, dict[int, int]]:
@@ -823,7 +836,8 @@ def load_run_flops(path=RUN_FLOPS_FILE) -> dict[str, dict[int, int]]:
 
 
 def load_dev_outputs(path) -> dict:
-    """A file ``ship_measurement`` wrote: {"step", "train_flops", "sources", "hyps", "versions"}.
+    """A file ``ship_measurement`` wrote: {"step", "train_flops", "dev_cross_entropy", "sources", "hyps",
+    "versions"}.
 
     Raises:
         FileNotFoundError: the file is missing.
