@@ -51,3 +51,36 @@ def test_each_chapter_states_its_measured_time():
 def test_readme_names_the_slow_chapters_with_their_measured_times():
     sentence = times.slow_chapters_sentence(times.read_table())
     assert sentence in " ".join((ROOT / "README.md").read_text().split()), sentence
+
+
+#: Words of prose a learner reads per minute in a technical text with formulas and code.
+READING_WORDS_PER_MINUTE = 200
+
+
+def study_minutes_needed(md) -> int:
+    """The exercises' registered minutes (the instructors' page) plus the chapter's prose at
+    ``READING_WORDS_PER_MINUTE``, rounded up to 5 minutes: the least a **Time:** line may say."""
+    import importlib
+
+    import utils.exercises as ex
+
+    chapter = int(md.name[:2])
+    if chapter:
+        importlib.import_module(f"utils.exercises.ch{chapter:02d}")
+    exercises = sum(e.minutes for k, e in ex.EXERCISES.items() if k.split(".")[0] == str(chapter))
+    prose = re.sub(r"```.*?```", "", md.read_text().split("\n---\n", 2)[-1], flags=re.S)
+    need = exercises + len(re.findall(r"[A-Za-z]+", prose)) / READING_WORDS_PER_MINUTE
+    return 5 * -(-need // 5)
+
+
+def test_each_chapter_allows_time_for_its_prose_and_its_exercises():
+    """An instructor plans from the **Time:** line: it must leave time to read the prose after
+    the exercises' own minutes (before this test, chapter 13 gave 30 minutes in all and its
+    exercises alone 30)."""
+    short = []
+    for nb in times.chapters():
+        md = nb.with_suffix(".md")
+        stated = int(re.search(r"\*\*Time:\*\* about (\d+) minutes", md.read_text()).group(1))
+        if stated < study_minutes_needed(md):
+            short.append(f"{md.name}: says {stated} minutes, needs at least {study_minutes_needed(md):.0f}")
+    assert not short, "\n".join(short)

@@ -211,7 +211,9 @@ def main(argv: list[str]) -> int:
             return 2
     rc = subprocess.call(command(edition, argv, lang=lang), cwd=ROOT)
     if rc == 0:
-        print(f"{edition} edition ({lang}): {html_dir(edition, lang=lang) / 'index.html'}")
+        # A student copy (bash .ci/student-repo) has no solutions/: its default book is the student one.
+        label = edition if (ROOT / "solutions").is_dir() else "student"
+        print(f"{label} edition ({lang}): {html_dir(edition, lang=lang) / 'index.html'}")
     return rc
 
 

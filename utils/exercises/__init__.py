@@ -254,6 +254,8 @@ def _describe(x, value: bool = True) -> str:
             return _t("a floating-point torch.Tensor of shape {shape}").format(shape=tuple(x.shape))
         return _t("a torch.Tensor of shape {shape} and dtype {dtype}").format(shape=tuple(x.shape), dtype=x.dtype)
     if isinstance(x, np.ndarray):
+        if not np.issubdtype(x.dtype, np.number):  # strings or objects: say so
+            return _t("a numpy array of shape {shape} and dtype {dtype}").format(shape=x.shape, dtype=x.dtype)
         return _t("a numpy array of shape {shape}").format(shape=x.shape)
     if isinstance(x, (list, tuple)):
         return _t("{kind} of length {n}").format(kind=_a(type(x).__name__), n=len(x))
@@ -299,10 +301,20 @@ def _is_floating(x) -> bool:
     return x.is_floating_point() if isinstance(x, torch.Tensor) else np.issubdtype(x.dtype, np.floating)
 
 
+def _not_numbers(x) -> bool:
+    """A NumPy array of strings, objects or booleans, or a boolean tensor: not numbers at all
+    (reported as the wrong kind, not as "integers, use floats")."""
+    if isinstance(x, torch.Tensor):
+        return x.dtype == torch.bool
+    return not np.issubdtype(x.dtype, np.number)
+
+
 def _array_as_list(answer, expected, path: str) -> tuple[Any, str | None]:
     """A tensor or an array given for the list or tuple of numbers ``expected``, as a list:
     its shape must be (n,), or (1, n) as a batch of one gives it."""
     shape, n = tuple(answer.shape), len(expected)
+    if _not_numbers(answer):
+        return None, _should(path=path, expected=_describe(expected), got=_describe(answer))
     if not shape or shape[-1] != n or any(d != 1 for d in shape[:-1]):
         return None, _t("{path} has shape {shape}, expected shape {expected}").format(
             path=path, shape=shape, expected=(n,))
@@ -334,7 +346,7 @@ def _kind(answer, expected, path: str = "answer") -> tuple[Any, str | None]:
         if isinstance(answer, (list, tuple)) and _nested_numbers(answer):
             with contextlib.suppress(ValueError):  # a ragged list stays a list, refused below
                 answer = np.asarray(answer, dtype=np.float64)  # a list of numbers holds a tensor's numbers
-        if not isinstance(answer, (torch.Tensor, np.ndarray)):
+        if not isinstance(answer, (torch.Tensor, np.ndarray)) or _not_numbers(answer):
             return None, _should(path=path, expected=_describe(expected), got=_describe(answer))
         if _is_floating(expected) and not _is_floating(answer):
             return None, _t("{path} should be {expected}, got integers ({got}); use floats").format(
@@ -735,6 +747,7 @@ def _check(ex: Exercise, answer) -> Verdict:
 GENERIC_MESSAGES = [
     "a {name}", "a floating-point torch.Tensor of shape {shape}",
     "a torch.Tensor of shape {shape} and dtype {dtype}", "a numpy array of shape {shape}",
+    "a numpy array of shape {shape} and dtype {dtype}",
     "{kind} of length {n}", "{path} should be {expected}, got {got}",
     "{path} should be {expected}, got integers ({got}); use floats",
     "{path} has shape {shape}, expected shape {expected}", "{path} contains NaN",
