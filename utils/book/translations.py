@@ -6,6 +6,7 @@
     python utils/book/translations.py import PO IN    # put a translated export back into the catalogue
     python utils/book/translations.py check [PO ...]  # the rules below, for every catalogue (or the ones named)
     python utils/book/translations.py pairs PO        # English and French side by side, for a reviewer
+    python utils/book/translations.py terms [PO ...]  # the words settled in locales/fr/CONVENTIONS.md (below)
 
 **Where the text comes from.** Sphinx's gettext builder reads the executed notebooks of
 the instructor edition (a superset of the student one) and writes one template per page
@@ -29,7 +30,16 @@ as a draft), a removed one is dropped.
   may be ``14 672``);
 * French typography outside code and math: the apostrophe ’, « » quotes (no ``"``), a no-break space
   (U+00A0) before ``:`` and inside « », a narrow one (U+202F) before ``;``, ``?``, ``!``
-  and ``%``. ``import`` puts these spaces in for the translator (``french_typography``).
+  and ``%``. ``import`` puts these spaces in for the translator (``french_typography``),
+  except inside a quotation of the English ("I have no clue!"), which keeps its spacing.
+
+**The edition's words** (``terms``; tested in ``tests/test_translations.py``): the tables
+of ``locales/fr/CONVENTIONS.md`` settle one French word per English one (« étape » for a
+training step, « préchauffage (warmup) » glossed at its first use in a chapter...) and list
+calques to avoid; ``term_problems`` finds a form those tables forbid, the impersonal « on »,
+a parenthesis inside a parenthesis and a quotation of the paper translated another way,
+``english_quote_problems`` quoted English with French spaces, ``gloss_problems`` a term's
+first use in a chapter without its gloss.
 """
 
 from __future__ import annotations
@@ -269,7 +279,8 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
         out.append("numbers of the English missing: " + ", ".join(sorted(lost)))
     # the typography rules apply to the prose and to the text of {doc}-like links
     link_texts = [m.group(1) for m in re.finditer(r"(?<!`)\{(?:doc|ref|numref|term)\}`([^`<]*?)\s*<[^<>]+>`", msgstr)]
-    s = "\x00".join([fr_masked, *link_texts])
+    # a quotation of the English ("I have no clue!") keeps the English spacing inside its « »
+    s = "\x00".join([_without_english_quotes(msgid, fr_masked), *link_texts])
     if re.search(r'["“”]', s):
         out.append('quotes must be « » (found " or “ ”)')
     if re.search(r"(?<=[^\W\d_])'(?=[^\W\d]|[*_])", s):
@@ -295,6 +306,204 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
             break
     if msgstr == msgid and SAME_ON_PURPOSE not in comments and len(re.findall(r"[A-Za-z]{3,}", en_masked)) >= 3:
         out.append(f"identical to the English (if on purpose, add the translator comment '# {SAME_ON_PURPOSE}')")
+    return out
+
+
+# ----------------------------------------------------------------------------- the edition's words
+
+#: The conventions of the French edition; its tables of settled terms and of phrases to
+#: avoid are what ``term_problems`` and ``gloss_problems`` apply (one source for both).
+CONVENTIONS = LOCALES / "fr" / "CONVENTIONS.md"
+_SPACE = "[ \u00a0\u202f]+"
+_FRENCH_SPACE_BEFORE = re.compile("[\u00a0\u202f](?=[:;?!»%])")
+
+
+def _english_quotes(msgid: str) -> set[str]:
+    """The quotations of an English message ("I have no clue!"), outside protected spans."""
+    masked = protected(msgid)[1]
+    return {(straight or curly).strip() for straight, curly in re.findall(r'"([^"\n\x00]+)"|“([^”\n\x00]+)”', masked)}
+
+
+def english_quotes(msgid: str, msgstr: str) -> list[re.Match]:
+    """The « » quotations of a translation that quote its English, modulo the French spaces
+    a translator or ``french_typography`` put in (« I have no clue ! » for "I have no clue!")."""
+    quotes = _english_quotes(msgid)
+    return [m for m in re.finditer("«\u00a0([^«»]*?)\u00a0»", msgstr)
+            if _FRENCH_SPACE_BEFORE.sub("", m.group(1)) in quotes]
+
+
+def keep_english_quotes(msgid: str, msgstr: str) -> str:
+    """``msgstr`` with each quotation of its English written with the English spacing."""
+    for m in reversed(english_quotes(msgid, msgstr)):
+        msgstr = msgstr[:m.start(1)] + _FRENCH_SPACE_BEFORE.sub("", m.group(1)) + msgstr[m.end(1):]
+    return msgstr
+
+
+def _without_english_quotes(msgid: str, text: str) -> str:
+    """``text`` with the inside of each quotation of the English masked (``\x00``)."""
+    for m in reversed(english_quotes(msgid, text)):
+        text = text[:m.start(1)] + "\x00" + text[m.end(1):]
+    return text
+
+
+def english_quote_problems(msgid: str, msgstr: str) -> list[str]:
+    """A quotation of the English that got French spaces (« I have no clue ! »)."""
+    return [f"quoted English keeps its English spacing: « {m.group(1)} » should be "
+            f"« {_FRENCH_SPACE_BEFORE.sub('', m.group(1))} »"
+            for m in english_quotes(msgid, msgstr) if _FRENCH_SPACE_BEFORE.search(m.group(1))]
+
+
+def markdown_tables(text: str) -> dict[str, list[dict[str, str]]]:
+    """{heading: rows} of the Markdown tables of ``text``, each row {column header: cell},
+    the heading being the last ``##`` heading above the table."""
+    out: dict[str, list[dict[str, str]]] = {}
+    heading, header = "", None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            heading, header = line.lstrip("#").strip(), None
+        elif line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if header is None:
+                header = cells
+            elif not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                out.setdefault(heading, []).append(dict(zip(header, cells)))
+        else:
+            header = None
+    return out
+
+
+def _form_regex(form: str) -> str:
+    """The pattern of a form of the conventions' tables: words (case ignored), ``’`` or ``'``,
+    any French space between words, ``N`` for a number or a glued value, ``…`` for a few words."""
+    parts = []
+    for word in form.split():
+        if word == "N":
+            parts.append(r"(?:\d+(?:[\u00a0\u202f ,.]\d+)*|\x00)")
+        elif word == "…":
+            parts.append(r"[^.;:!?\x00]{0,60}?")
+        else:
+            parts.append(re.sub("[’']", "['’]", re.escape(word)))
+    return r"(?<![\w-])" + _SPACE.join(parts) + r"(?![\w-])"
+
+
+def _code_cells(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def settled_terms(path: pathlib.Path = CONVENTIONS) -> dict[str, list]:
+    """What the conventions' tables require: ``never`` [(form, pattern, what to write
+    instead)], ``glosses`` [(French word pattern, gloss pattern, gloss as written)],
+    ``quotations`` [(English, French)] of the paper."""
+    tables = markdown_tables(path.read_text(encoding="utf-8"))
+    never, glosses, quotations = [], [], []
+    for row in tables.get("Settled terms", []) + tables.get("Phrases to avoid", []):
+        instead = row.get("français") or row.get("write instead", "")
+        for form in _code_cells(row.get("never", "")):
+            never.append((form, re.compile(_form_regex(form), re.I), instead))
+        for gloss in _code_cells(row.get("first use in a chapter", "")):
+            french, _, english = gloss.partition(" (")
+            words = french.split()
+            head = [re.escape(words[0]) + "s?", *map(re.escape, words[1:])]
+            word = (r"(?<![\w-])" + _SPACE.join(head) + r"(?![\w-])").replace("’", "['’]")
+            en = english.rstrip(")")
+            full = word[:-len(r"(?![\w-])")] + r"[*_]*" + _SPACE + r"\(" + re.escape(en) + r"s?\)"
+            glosses.append((re.compile(word, re.I), re.compile(full, re.I), gloss))
+    for row in tables.get("Quotations of the paper", []):
+        quotations.append((row["English"], row["français"]))
+    return {"never": never, "glosses": glosses, "quotations": quotations}
+
+
+def _prose(msgid: str, msgstr: str) -> str:
+    """The prose of a translation as the term rules read it: protected spans, quotations
+    of the English and English titles in italics (``*On Layer Normalization*``) masked."""
+    masked = _without_english_quotes(msgid, protected(msgstr)[1])
+    return re.sub(r"\*([^*\x00]+)\*", lambda m: "\x00" if m.group(1) in msgid else m.group(0), masked)
+
+
+def _nested_parentheses(text: str) -> int:
+    """How many parentheses of ``text`` open inside another."""
+    depth, nested = 0, 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+            nested += depth > 1
+        elif ch == ")" and depth:
+            depth -= 1
+    return nested
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace(NBSP, " ").replace(NNBSP, " ").replace("’", "'"))
+
+
+_ON = re.compile(r"(?<![\w’'])(?:l[’'])?on(?![\w’'-])", re.I)
+
+
+def term_problems(msgid: str, msgstr: str, terms: dict[str, list] | None = None) -> list[str]:
+    """What a translation writes that the conventions settled otherwise: a form of the
+    column *never* (outside the glosses of the column *first use*), the impersonal « on »
+    (the chapters say « nous »), parentheses nested in parentheses, a quotation of the paper
+    translated otherwise than in the table (quoted English: ``english_quote_problems``)."""
+    terms = settled_terms() if terms is None else terms
+    if not msgstr or is_formula(msgid):
+        return []
+    prose = _prose(msgid, msgstr)
+    out = []
+    if _nested_parentheses(prose) > _nested_parentheses(protected(msgid)[1]):
+        out.append("parentheses inside parentheses: use a comma, a dash or a new sentence")
+    for _, gloss, _ in terms["glosses"]:  # « préchauffage (warmup) » may name the English
+        prose = gloss.sub(lambda m: m.group(0)[:m.group(0).index("(")], prose)
+    out += [f"« {m.group(0)} »: write {instead}" for form, rx, instead in terms["never"] for m in rx.finditer(prose)]
+    out += [f"impersonal « {m.group(0)} »: the book says « nous » (or « vous »)" for m in _ON.finditer(prose)]
+    for english, french in terms["quotations"]:
+        if _flat(english) in _flat(msgid) and _flat(french) not in _flat(msgstr):
+            out.append(f"the paper's sentence {english[:40]!r}… is translated as in the conventions: {french[:60]!r}…")
+    return out
+
+
+def gloss_problems(messages: list[tuple[str, str]], headings: set[str] = frozenset(),
+                   terms: dict[str, list] | None = None) -> list[str]:
+    """For the messages of one chapter in page order [(msgid, msgstr)]: each term of the
+    column *first use in a chapter* is glossed the first time the prose uses it (headings,
+    whose English is in ``headings``, aside)."""
+    terms = settled_terms() if terms is None else terms
+    out = []
+    for word, gloss, written in terms["glosses"]:
+        for msgid, msgstr in messages:
+            if msgid.strip() in headings or not msgstr:
+                continue
+            prose = _prose(msgid, msgstr)
+            first = word.search(prose)
+            if first:
+                if not gloss.match(prose, first.start()):
+                    out.append(f"first use of « {first.group(0)} » without its gloss « {written} »: "
+                               f"…{prose[max(0, first.start() - 30):first.end() + 30]!r}")
+                break
+    return out
+
+
+def chapter_headings(po: pathlib.Path) -> set[str] | None:
+    """The English headings of the page of a catalogue ``chapters/NN_name.po`` (its ``#``
+    lines), or None for a catalogue that is not a numbered chapter."""
+    rel = po.relative_to(LOCALES / "fr" / "LC_MESSAGES").as_posix() if po.is_relative_to(LOCALES) else po.name
+    if not re.fullmatch(r"chapters/\d\d_\w+\.po", rel):
+        return None
+    md = ROOT / rel.replace(".po", ".md")
+    return {re.sub(r"^#+\s*", "", line).strip() for line in md.read_text(encoding="utf-8").splitlines()
+            if re.match(r"#+ ", line)}
+
+
+def word_problems(path: pathlib.Path) -> list[str]:
+    """``term_problems``, ``english_quote_problems`` and, for a chapter, ``gloss_problems``
+    of one catalogue, as ``path: message: problem`` lines (``translations.py terms``)."""
+    rel = path.relative_to(LOCALES) if path.is_relative_to(LOCALES) else path
+    terms = settled_terms()
+    msgs = entries(read_catalog(path))
+    out = [f"{rel}: {m.id[:70]!r}: {p}" for m in msgs
+           for p in term_problems(m.id, m.string, terms) + english_quote_problems(m.id, m.string)]
+    headings = chapter_headings(path)
+    if headings is not None:
+        out += [f"{rel}: {p}" for p in gloss_problems([(m.id, m.string) for m in msgs], headings, terms)]
     return out
 
 
@@ -382,6 +591,7 @@ def import_(path: pathlib.Path, text: str) -> list[str]:
             m.string = body
         else:
             text = french_typography(body.strip("\n") if "\n" not in m.id.strip("\n") else body)
+            text = keep_english_quotes(m.id, text)
             # "2. Title" alone would parse as a numbered list, not as the heading it translates.
             m.string = re.sub(r"^(\d+)\. ", r"\1\\. ", text)
         m.flags.discard("fuzzy")
@@ -601,6 +811,11 @@ def main(argv: list[str]) -> int:
             print(f"### {n} {_key(m)}" + (f" context={m.context}" if m.context else ""))
             print("EN: " + m.id)
             print("FR: " + m.string)
+    elif cmd == "terms":
+        paths = [pathlib.Path(a) for a in args] or catalogs()
+        left = [p for path in paths for p in word_problems(path)]
+        print("\n".join(left) or f"{len(paths)} catalogues use the conventions' words")
+        return 1 if left else 0
     elif cmd == "check":
         paths = [pathlib.Path(a) for a in args] or catalogs()
         left = [p for path in paths for p in check_catalog(path)]
