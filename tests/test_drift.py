@@ -25,7 +25,8 @@ TAUGHT_MODULES = ["core.masks", "model.attention", "model.layers", "model.embedd
 UNTAUGHT = {"training.recipe": {"check_transformer", "dev_loss"},
             "training.checkpoints": {"torch_load", "checkpoint_steps"}, "model.decoding": {"decode_by_length"},
             "experiments.flops": {"translation_training_flops"},
-            "tasks.translation.baselines": {"words", "join_words", "copy_source", "single_word_entries"}}
+            "tasks.translation.baselines": {"words", "word_spans", "join_words", "copy_source",
+                                              "single_word_entries"}}
 
 
 def taught_objects():

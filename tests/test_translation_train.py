@@ -525,3 +525,47 @@ def test_load_judged_reads_the_verdicts_and_names_a_bad_file(tmp_path):
     bad.write_text('{"kind": "translation verdicts", "judged": {"x": {"Hallo.": ["Hello.", "yes"]}}}')
     with pytest.raises(ValueError, match="must hold judged"):
         mt.load_judged(bad)
+
+
+def test_replaced_test_outputs_are_what_the_rule_gives_again():
+    """The shipped test translations with unseen words looked up (chapter 16) are what
+    ``replace_unseen`` gives again on a sample, from the shipped average's beam outputs; the
+    sentences it changed differ only where a guess was replaced."""
+    from utils.tasks.translation import baselines as bl
+    from utils.tasks.translation import replace as rp
+
+    record = mt.load_replaced_outputs()
+    outputs = mt.load_test_outputs()
+    assert record["sources"] == outputs["sources"] and record["rare"] == rp.RARE
+    changed = [i for i, (a, b) in enumerate(zip(outputs["avg", "beam"], record["hyps"])) if a != b]
+    assert 0 < len(changed) <= record["replaced"]
+    sample = sorted(set(changed[::10]) | set(range(0, len(record["sources"]), 97)))
+    model, _ = mt.load_shipped(mt.AVG_FILE)
+    again, _ = rp.replace_unseen(model, [record["sources"][i] for i in sample], [outputs["avg", "beam"][i] for i in sample],
+                                 bl.single_word_entries(), tr.cached_pairs(tr.data_path())["train"])
+    assert again == [record["hyps"][i] for i in sample]
+
+
+def test_replace_unseen_changes_only_rare_guesses_aligned_to_unseen_words():
+    """A hand-made case on the shipped model: a German word unseen in train with an entry, and
+    an English output that spells a guess for it; the guess goes, the rest stays as it was."""
+    from utils.tasks.translation import replace as rp
+
+    model, _ = mt.load_shipped(mt.AVG_FILE)
+    train = [("Der Hund schläft.", "The dog sleeps.")]
+    german, hyp = "Der Blaubeerkuchen schläft.", "The blubberkook sleeps."
+    words, en, a = rp.word_attention(model, german, hyp)
+    assert words == ["Der", "Blaubeerkuchen", "schläft", "."] and en == ["The", "blubberkook", "sleeps", "."]
+    assert a.shape == (4, 4) and torch.allclose(a.sum(1)[:3], a.sum(1)[:3].clamp(max=1.0 + 1e-9))
+    lexicon = {"blaubeerkuchen": "blueberry pie"}
+    out, n = rp.replace_unseen(model, [german], [hyp], lexicon, train, rare=0)
+    if int(a[1].argmax()) == 1:  # the guess attends most to the unseen word: replaced
+        assert (out, n) == (["The blueberry pie sleeps."], 1)
+    else:
+        assert (out, n) == ([hyp], 0)
+    assert rp.replace_unseen(model, [german], [hyp], {}, train) == ([hyp], 0), "no entry, no change"
+    assert rp.replace_unseen(model, [german], [hyp], lexicon, [(german, hyp)]) == ([hyp], 0), "seen in train"
+    with pytest.raises(ValueError, match="sources and hyps must be paired"):
+        rp.replace_unseen(model, [german], [], lexicon, train)
+    with pytest.raises(ValueError, match="rare must be an int >= 0"):
+        rp.replace_unseen(model, [german], [hyp], lexicon, train, rare=-1)

@@ -1,5 +1,5 @@
 """``python -m utils.tasks.translation``: the commands of chapter 16 (vocabulary, measure, train, ship,
-decode, measure-run, measure-flops, score). The data and subwords are ``data``'s, the model and its training ``train``'s."""
+decode, replace, measure-run, measure-flops, score). The data and subwords are ``data``'s, the model and its training ``train``'s."""
 
 from __future__ import annotations
 
@@ -55,6 +55,11 @@ def _main(argv=None):
     d.add_argument("--out", required=True, help=f"the translations' file; {mt.OUTPUTS_FILE.relative_to(ROOT)} (the "
                    f"shipped ones, which chapter 16 reads) only when named")
     d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
+    x = sub.add_parser("replace", help="look up the unseen words of the shipped average's beam test translations "
+                       "through its cross-attention (chapter 16)")
+    x.add_argument("--out", required=True, help=f"the translations' file; {mt.REPLACED_FILE.relative_to(ROOT)} (the "
+                   "shipped one, which chapter 16 reads) only when named")
+    x.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
     r = sub.add_parser("measure-run", help="ship a measurement run's log and its dev translations into "
                        f"{mt.MEASURE_DIR.relative_to(ROOT)}/NAME.jsonl and NAME.dev.json (chapter 16's ablations)")
     r.add_argument("--workdir", required=True)
@@ -78,6 +83,8 @@ def _main(argv=None):
             print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
     elif args.cmd == "decode":
         print("wrote", mt.decode_test_split(args.out, threads=args.threads))
+    elif args.cmd == "replace":
+        print("wrote", mt.replace_test_outputs(args.out, threads=args.threads))
     elif args.cmd == "measure-run":
         print("wrote", *mt.ship_measurement(args.workdir, args.name))
     elif args.cmd == "measure-flops":

@@ -48,6 +48,17 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each of ``words(text)`` in ``text``: 'Ich hab’s!' -> [(0, 3), (4, 9), (9, 10)].
+
+    Raises:
+        TypeError: ``text`` is not a str.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    return [m.span() for m in _WORD.finditer(text)]
+
+
 def join_words(tokens) -> str:
     """English words back into a sentence: no space before ``. , ! ? ; :`` and closing
     marks, none after opening marks; the first letter and the pronoun 'i' ('i’m', ...)

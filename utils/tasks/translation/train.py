@@ -104,6 +104,9 @@ ABLATION_STEPS = 3500
 #: 16 reads the file and a test recounts).
 SIZE_RUNS = ("small", "large", "phrases")
 RUN_FLOPS_FILE = MEASURE_DIR / "flops.json"
+#: The shipped average's beam translations of the test split with unseen words looked up
+#: through cross-attention (``replace_test_outputs``; ``replace.replace_unseen``).
+REPLACED_FILE = tr.SHIPPED / "de_en_test_replaced.json"
 #: A person's verdicts on everyday sentences (``load_judged``): each stored with the translation judged.
 JUDGED_FILE = tr.SHIPPED / "everyday_judged.json"
 #: (weights, decoding) pairs of the shipped test outputs.
@@ -669,6 +672,46 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
     path = pathlib.Path(path)
     path.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     return path
+
+
+def replace_test_outputs(path=REPLACED_FILE, threads=1) -> pathlib.Path:
+    """Apply ``replace.replace_unseen`` (the dictionary's single-word entries, the train split)
+    to the shipped average's beam translations of the test split, with that model's
+    cross-attention; write ``path`` (JSON: the sources, the translations, the count of German
+    words replaced, the rule's ``RARE``). About a minute on one thread; chapter 16 reads the file.
+
+    Raises:
+        ValueError: ``threads`` is not an int >= 1.
+    """
+    from . import baselines, replace  # (replace imports baselines, which chapter 16 teaches first)
+
+    if not is_int(threads) or threads < 1:
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    torch.set_num_threads(int(threads))
+    outputs = load_test_outputs()
+    model, steps = load_shipped(AVG_FILE)
+    hyps, replaced = replace.replace_unseen(model, outputs["sources"], outputs["avg", "beam"],
+                                            baselines.single_word_entries(), tr.cached_pairs(tr.data_path())["train"])
+    record = dict(kind="translation test outputs, unseen words replaced", rare=replace.RARE, steps=steps,
+                  replaced=replaced, versions=_versions(), sources=outputs["sources"], hyps=hyps)
+    path = pathlib.Path(path)
+    path.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return path
+
+
+def load_replaced_outputs(path=REPLACED_FILE) -> dict:
+    """What ``replace_test_outputs`` wrote: {"sources", "hyps", "replaced", "rare", "steps", "versions"}.
+
+    Raises:
+        FileNotFoundError: the file is missing.
+        ValueError: it is not readable JSON, not these outputs, or not one translation per source.
+    """
+    path = pathlib.Path(path)
+    record = _read_record(path, "translation test outputs, unseen words replaced",
+                          "run `python -m utils.tasks.translation replace --out PATH`")
+    if len(record.get("hyps", ())) != len(record.get("sources", [None])):
+        raise ValueError(f"{path} does not hold one translation per source")
+    return record
 
 
 def _read_record(path: pathlib.Path, kind: str, missing: str, remake: str | None = None) -> dict:
