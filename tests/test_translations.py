@@ -166,10 +166,7 @@ def test_the_checkers_speak_french_when_asked(capsys, monkeypatch):
 #: « I have no clue ! »...). Another hand edits them and applies the same changes; until then
 #: the tests named here are expected to fail on them (strict xfail), so that an entry must be
 #: removed from this table as soon as its catalogue passes.
-AWAITING_THE_SETTLED_TERMS = {
-    "chapters/16_translation.po": {"terms", "glosses", "quotes"},
-    "glue.po": {"terms"},
-}
+AWAITING_THE_SETTLED_TERMS: dict[str, set[str]] = {}
 
 
 def _catalogue_id(po) -> str:
