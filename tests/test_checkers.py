@@ -482,3 +482,14 @@ def test_the_marking_table_command_writes_the_page(tmp_path):
     page.write_text("no table here", encoding="utf-8")
     with pytest.raises(ValueError, match="must hold the lines"):
         write_marking_table(page)
+
+
+def test_an_array_of_strings_is_named_as_such_not_as_integers(capsys):
+    """Numbers typed as text, in a NumPy array, get "should be ..., got a numpy array ... dtype <U3",
+    never the "integers, use floats" advice meant for an integer tensor; a boolean mask stays an answer."""
+    check("2.1", np.array(["0.2", "0.3", "0.5"]))
+    out = capsys.readouterr().out
+    assert "dtype <U3" in out and "use floats" not in out
+    check("2.1", np.array([0.2, "x", None], dtype=object))
+    out = capsys.readouterr().out
+    assert "dtype object" in out and "use floats" not in out

@@ -254,7 +254,7 @@ def _describe(x, value: bool = True) -> str:
             return _t("a floating-point torch.Tensor of shape {shape}").format(shape=tuple(x.shape))
         return _t("a torch.Tensor of shape {shape} and dtype {dtype}").format(shape=tuple(x.shape), dtype=x.dtype)
     if isinstance(x, np.ndarray):
-        if not np.issubdtype(x.dtype, np.number):  # strings or objects: say so
+        if x.dtype.kind in "USOV":  # strings, bytes or objects: say so
             return _t("a numpy array of shape {shape} and dtype {dtype}").format(shape=x.shape, dtype=x.dtype)
         return _t("a numpy array of shape {shape}").format(shape=x.shape)
     if isinstance(x, (list, tuple)):
@@ -302,11 +302,10 @@ def _is_floating(x) -> bool:
 
 
 def _not_numbers(x) -> bool:
-    """A NumPy array of strings, objects or booleans, or a boolean tensor: not numbers at all
-    (reported as the wrong kind, not as "integers, use floats")."""
-    if isinstance(x, torch.Tensor):
-        return x.dtype == torch.bool
-    return not np.issubdtype(x.dtype, np.number)
+    """A NumPy array of strings, bytes or objects: not numbers at all (reported as the wrong
+    kind, not as "integers, use floats"). Boolean arrays and tensors are left to the checks
+    that follow (a mask is an answer of booleans)."""
+    return isinstance(x, np.ndarray) and x.dtype.kind in "USOV"
 
 
 def _array_as_list(answer, expected, path: str) -> tuple[Any, str | None]:
