@@ -16,6 +16,7 @@ import torch
 
 from utils import set_seed
 from utils.core.numerics import REPLAY_TOLERANCE
+from utils.experiments import translation as xt
 from utils.experiments.flops import translation_training_flops
 from utils.tasks.translation import data as tr
 from utils.tasks.translation import train as mt
@@ -294,7 +295,7 @@ def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_
 def test_the_shipped_run_flops_are_the_runs_batches_counted_again():
     """The FLOPs that chapter 16 reads for the size-and-phrases runs are what
     ``translation_training_flops`` counts from their logs now."""
-    assert mt.load_run_flops() == mt.run_flops()
+    assert mt.load_run_flops() == xt.run_flops()
     assert set(mt.load_run_flops()) == set(mt.SIZE_RUNS)
 
 
@@ -482,7 +483,7 @@ def test_the_split_rule_is_in_the_config_and_refused_when_unknown(tmp_path):
 
 
 def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logged(straight, tmp_path):
-    log_out, dev_out = mt.ship_measurement(straight, "tiny", tmp_path)
+    log_out, dev_out = xt.ship_measurement(straight, "tiny", tmp_path)
     assert log_out.read_text() == (straight / "log.jsonl").read_text()
     record = mt.load_dev_outputs(dev_out)
     _, records = mt.read_log(straight / "log.jsonl")
@@ -504,10 +505,10 @@ def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logg
     last["dev_chrf"] += 1.0
     (forged / "log.jsonl").write_text("\n".join(lines[:-1] + [json.dumps(last)]) + "\n")
     with pytest.raises(ValueError, match="the log says"):
-        mt.ship_measurement(forged, "forged", tmp_path / "out")
+        xt.ship_measurement(forged, "forged", tmp_path / "out")
     assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match="plain file name"):
-        mt.ship_measurement(straight, "../x", tmp_path)
+        xt.ship_measurement(straight, "../x", tmp_path)
     with pytest.raises(FileNotFoundError, match="measure-run"):
         mt.load_dev_outputs(tmp_path / "none.dev.json")
 

@@ -1,5 +1,6 @@
 """``python -m utils.tasks.translation``: the commands of chapter 16 (vocabulary, measure, train, ship,
-decode, replace, measure-run, measure-flops, score). The data and subwords are ``data``'s, the model and its training ``train``'s."""
+decode, replace, score; the measurement runs ship through ``python -m utils.experiments.translation``).
+The data and subwords are ``data``'s, the model and its training ``train``'s."""
 
 from __future__ import annotations
 
@@ -60,12 +61,6 @@ def _main(argv=None):
     x.add_argument("--out", required=True, help=f"the translations' file; {mt.REPLACED_FILE.relative_to(ROOT)} (the "
                    "shipped one, which chapter 16 reads) only when named")
     x.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
-    r = sub.add_parser("measure-run", help="ship a measurement run's log and its dev translations into "
-                       f"{mt.MEASURE_DIR.relative_to(ROOT)}/NAME.jsonl and NAME.dev.json (chapter 16's ablations)")
-    r.add_argument("--workdir", required=True)
-    r.add_argument("--name", required=True, help="the files' name, e.g. pdrop0.3")
-    sub.add_parser("measure-flops", help=f"count the training FLOPs of the runs {', '.join(mt.SIZE_RUNS)} at each "
-                   f"evaluation into {mt.RUN_FLOPS_FILE.relative_to(ROOT)} (chapter 16 reads it)")
     e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
     e.add_argument("--path", default=str(mt.AVG_FILE))
     e.add_argument("--split", choices=tuple(SPLITS), default="test")
@@ -85,10 +80,6 @@ def _main(argv=None):
         print("wrote", mt.decode_test_split(args.out, threads=args.threads))
     elif args.cmd == "replace":
         print("wrote", mt.replace_test_outputs(args.out, threads=args.threads))
-    elif args.cmd == "measure-run":
-        print("wrote", *mt.ship_measurement(args.workdir, args.name))
-    elif args.cmd == "measure-flops":
-        print("wrote", mt.write_run_flops())
     elif args.cmd == "score":
         r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
         print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "

@@ -88,7 +88,7 @@ OUTPUTS_FILE = tr.SHIPPED / "de_en_test_outputs.json"
 #: entries (``small.jsonl``, ``large.jsonl``, ``phrases.jsonl``: copies of the runs'
 #: ``log.jsonl``; chapter 16 compares them with the shipped run).
 MEASURE_DIR = tr.SHIPPED / "measure"
-#: The recipe ablations of chapter 16 (``measure-run`` ships each into ``MEASURE_DIR``): name ->
+#: The recipe ablations of chapter 16 (``experiments.translation``'s ``measure-run`` ships each into ``MEASURE_DIR``): name ->
 #: (the change from the paper's recipe, the fields ``train_translation`` gets). Each trains
 #: ``ABLATION_STEPS`` steps with seed 0 on the twin-aware split, one thread.
 MT_ABLATIONS = {
@@ -100,7 +100,7 @@ MT_ABLATIONS = {
 ABLATION_STEPS = 3500
 #: The short runs that chose the model's size and whether to add the phrase pairs (their logs
 #: are in ``MEASURE_DIR``), and the file of their training FLOPs at each evaluation
-#: (``write_run_flops``; counting them encodes the 367,358 phrase pairs, about 30 s, so chapter
+#: (``experiments.translation.write_run_flops``; counting them encodes the 367,358 phrase pairs, about 30 s, so chapter
 #: 16 reads the file and a test recounts).
 SIZE_RUNS = ("small", "large", "phrases")
 RUN_FLOPS_FILE = MEASURE_DIR / "flops.json"
@@ -353,7 +353,9 @@ def score_pairs(model, pairs, sp=None, decode="greedy", **kwargs) -> dict:
 
 # ---------------------------------------------------------------- training
 
-def _versions() -> dict:
+def run_versions() -> dict:
+    """Python, PyTorch, sacrebleu, sentencepiece, the data, the machine and the thread count of
+    this process: what a run's log and each shipped file of translations record."""
     return dict(python=platform.python_version(), torch=torch.__version__, sacrebleu=md.version("sacrebleu"),
                 sentencepiece=md.version("sentencepiece"), data=tr.data_version(), machine=platform.machine(),
                 threads=torch.get_num_threads())
@@ -515,7 +517,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     if cfg.get("p_word_src", 0) or cfg.get("p_word_tgt", 0):
         model.register_forward_pre_hook(token_dropout(cfg.get("p_word_src", 0.0), cfg.get("p_word_tgt", 0.0)))
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
-    header = dict(versions=_versions(), train_pairs=len(pairs), train_batches=len(batches), dev_pairs=len(dev_text),
+    header = dict(versions=run_versions(), train_pairs=len(pairs), train_batches=len(batches), dev_pairs=len(dev_text),
                   params=sum(p.numel() for p in model.parameters()))
     if len(examples) > len(pairs):
         header.update(entry_pairs=len(examples) - len(pairs), entry_batches_per_epoch=source.per_epoch)
@@ -661,7 +663,7 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
     torch.set_num_threads(int(threads))
     sources, _ = tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])
-    record = dict(kind="translation test outputs", sources=sources, versions=_versions(), steps={}, outputs={})
+    record = dict(kind="translation test outputs", sources=sources, versions=run_versions(), steps={}, outputs={})
     for which, decode in OUTPUT_KINDS:
         model, steps = load_shipped(shipped_path(which))
         record["steps"][which] = steps
@@ -693,7 +695,7 @@ def replace_test_outputs(path=REPLACED_FILE, threads=1) -> pathlib.Path:
     hyps, replaced = replace.replace_unseen(model, outputs["sources"], outputs["avg", "beam"],
                                             baselines.single_word_entries(), tr.cached_pairs(tr.data_path())["train"])
     record = dict(kind="translation test outputs, unseen words replaced", rare=replace.RARE, steps=steps,
-                  replaced=replaced, versions=_versions(), sources=outputs["sources"], hyps=hyps)
+                  replaced=replaced, versions=run_versions(), sources=outputs["sources"], hyps=hyps)
     path = pathlib.Path(path)
     path.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     return path
@@ -776,61 +778,6 @@ def load_judged(path=JUDGED_FILE) -> dict[str, dict[str, tuple[str, bool]]]:
     return {name: {de: (t, ok) for de, (t, ok) in v.items()} for name, v in judged.items()}
 
 
-def ship_measurement(workdir, name: str, out_dir=MEASURE_DIR) -> tuple[pathlib.Path, pathlib.Path]:
-    """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
-    ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
-    checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
-    sentence by sentence (``paired_bootstrap``) without shipping their weights; the last
-    checkpoint's dev cross-entropy without smoothing (``dev_cross_entropy``), and the
-    run's training FLOPs up to that step (``experiments.flops.translation_training_flops``:
-    a cost that does not depend on the machine or its load, as minutes do).
-
-    The translations are checked against the log: their BLEU and chrF must equal what the run
-    recorded at its last step, to the last digit (one thread, as the run decoded). A run
-    decoded on another machine than it trained on may differ in a few sentences; then
-    nothing is written.
-
-    Raises:
-        FileNotFoundError: ``workdir`` lacks the log or the last step's checkpoint.
-        ValueError: ``name`` is not a plain file name; the log's last record has no dev
-            evaluation; the translations do not score what the log says.
-    """
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise ValueError(f"name must be a plain file name such as 'pdrop0.3', got {name!r}")
-    workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
-    header, records = read_log(workdir / "log.jsonl")
-    last = records[-1]
-    if "dev_bleu" not in last:
-        raise ValueError(f"{workdir / 'log.jsonl'}: its last record (step {last['step']}) has no dev evaluation")
-    model = new_model(header["start"]["model"])
-    path = workdir / f"step{last['step']}.pt"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: the run's last checkpoint is needed to translate the dev split")
-    model.load_state_dict(torch_load(path, f"a checkpoint saved by {NAME} (a state_dict)", "train the run again"))
-    dev = tr.cached_pairs(tr.data_path(), header["start"].get("split", "buckets"))["dev"][: header["dev_pairs"]]
-    sources, streams = tr.reference_streams(dev)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(header["versions"]["threads"])
-    try:
-        hyps = translate(model.eval(), sources)
-    finally:
-        torch.set_num_threads(threads)
-    scores = bleu_chrf(hyps, streams)
-    if (scores["bleu"], scores["chrf"]) != (last["dev_bleu"], last["dev_chrf"]):
-        raise ValueError(f"the translations of step {last['step']} score BLEU {scores['bleu']}, chrF {scores['chrf']}; "
-                         f"the log says {last['dev_bleu']}, {last['dev_chrf']}: decode on the machine that trained it")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    log_out, dev_out = out_dir / f"{name}.jsonl", out_dir / f"{name}.dev.json"
-    log_out.write_text((workdir / "log.jsonl").read_text())
-    from ...experiments.flops import translation_training_flops  # (that module imports this one)
-
-    flops = translation_training_flops(header["start"], last["step"])[-1]
-    record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops,
-                  dev_cross_entropy=dev_cross_entropy(model, dev), versions=_versions(), sources=sources, hyps=hyps)
-    dev_out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-    return log_out, dev_out
-
-
 def dev_cross_entropy(model, pairs, sp=None) -> float:
     """Cross-entropy (nats per target piece, ``</s>`` included) of ``model`` on text ``pairs``,
     without label smoothing: a held-out loss that runs trained with different ``eps_ls`` share
@@ -843,43 +790,20 @@ def dev_cross_entropy(model, pairs, sp=None) -> float:
         torch.set_num_threads(threads)
 
 
-def run_flops(names=SIZE_RUNS, measure_dir=MEASURE_DIR) -> dict[str, dict[int, int]]:
-    """{run: {evaluated step: training FLOPs of steps 1 to it}} for the runs ``names`` whose logs
-    are in ``measure_dir``, counted by ``experiments.flops.translation_training_flops`` from each
-    log's config (the batches replayed, not the machine's time)."""
-    from ...experiments.flops import translation_training_flops  # (that module imports this one)
-
-    out = {}
-    for name in names:
-        header, records = read_log(pathlib.Path(measure_dir) / f"{name}.jsonl")
-        steps = [r["step"] for r in records if "dev_bleu" in r]
-        cumulative = translation_training_flops(header["start"], max(steps))
-        out[name] = {step: cumulative[step - 1] for step in steps}
-    return out
-
-
-def write_run_flops(path=RUN_FLOPS_FILE) -> pathlib.Path:
-    """Write ``run_flops()`` to ``path`` (``python -m utils.tasks.translation measure-flops``)."""
-    path = pathlib.Path(path)
-    record = dict(kind="translation run flops", runs={n: {str(k): v for k, v in d.items()} for n, d in run_flops().items()})
-    path.write_text(json.dumps(record, indent=1) + "\n")
-    return path
-
-
 def load_run_flops(path=RUN_FLOPS_FILE) -> dict[str, dict[int, int]]:
-    """What ``write_run_flops`` wrote: {run: {evaluated step: training FLOPs}}.
+    """What ``experiments.translation.write_run_flops`` wrote: {run: {evaluated step: training FLOPs}}.
 
     Raises:
         FileNotFoundError: the file is missing.
         ValueError: it is not readable JSON or not a file of run FLOPs.
     """
     record = _read_record(pathlib.Path(path), "translation run flops",
-                          "write it with `python -m utils.tasks.translation measure-flops`")
+                          "write it with `python -m utils.experiments.translation measure-flops`")
     return {name: {int(k): v for k, v in steps.items()} for name, steps in record["runs"].items()}
 
 
 def load_dev_outputs(path) -> dict:
-    """A file ``ship_measurement`` wrote: {"step", "train_flops", "dev_cross_entropy", "sources", "hyps",
+    """A file ``experiments.translation.ship_measurement`` wrote: {"step", "train_flops", "dev_cross_entropy", "sources", "hyps",
     "versions"}.
 
     Raises:
@@ -888,7 +812,7 @@ def load_dev_outputs(path) -> dict:
     """
     path = pathlib.Path(path)
     record = _read_record(path, "translation dev outputs",
-                          "ship the run with `python -m utils.tasks.translation measure-run`")
+                          "ship the run with `python -m utils.experiments.translation measure-run`")
     if len(record.get("hyps", ())) != len(record.get("sources", [None])):
         raise ValueError(f"{path} is not a file of translation dev outputs with one translation per source")
     return record

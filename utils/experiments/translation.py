@@ -1,0 +1,119 @@
+"""Chapter 16's measurement runs, shipped: their logs, dev translations and training FLOPs.
+
+``python -m utils.experiments.translation measure-run --workdir W --name N`` ships an ablation
+run into ``utils/checkpoints/translation/measure/`` (``ship_measurement``);
+``python -m utils.experiments.translation measure-flops`` counts the FLOPs of the
+size-and-phrases runs into ``measure/flops.json`` (``write_run_flops``). They live here, above
+the translation task, because counting FLOPs (``flops.translation_training_flops``) is an
+experiment on the task's runs; the task reads the files (``train.load_dev_outputs``,
+``train.load_run_flops``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+import torch
+
+from ..core.env import ROOT
+from ..tasks.translation import data as tr
+from ..tasks.translation import train as mt
+from ..training.checkpoints import torch_load
+from .flops import translation_training_flops
+
+
+def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR) -> tuple[pathlib.Path, pathlib.Path]:
+    """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
+    ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
+    checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
+    sentence by sentence (``paired_bootstrap``) without shipping their weights; the last
+    checkpoint's dev cross-entropy without smoothing (``mt.dev_cross_entropy``), and the
+    run's training FLOPs up to that step (``experiments.flops.translation_training_flops``:
+    a cost that does not depend on the machine or its load, as minutes do).
+
+    The translations are checked against the log: their BLEU and chrF must equal what the run
+    recorded at its last step, to the last digit (one thread, as the run decoded). A run
+    decoded on another machine than it trained on may differ in a few sentences; then
+    nothing is written.
+
+    Raises:
+        FileNotFoundError: ``workdir`` lacks the log or the last step's checkpoint.
+        ValueError: ``name`` is not a plain file name; the log's last record has no dev
+            evaluation; the translations do not score what the log says.
+    """
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be a plain file name such as 'pdrop0.3', got {name!r}")
+    workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
+    header, records = mt.read_log(workdir / "log.jsonl")
+    last = records[-1]
+    if "dev_bleu" not in last:
+        raise ValueError(f"{workdir / 'log.jsonl'}: its last record (step {last['step']}) has no dev evaluation")
+    model = mt.new_model(header["start"]["model"])
+    path = workdir / f"step{last['step']}.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the run's last checkpoint is needed to mt.translate the dev split")
+    model.load_state_dict(torch_load(path, f"a checkpoint saved by {mt.NAME} (a state_dict)", "train the run again"))
+    dev = tr.cached_pairs(tr.data_path(), header["start"].get("split", "buckets"))["dev"][: header["dev_pairs"]]
+    sources, streams = tr.reference_streams(dev)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(header["versions"]["threads"])
+    try:
+        hyps = mt.translate(model.eval(), sources)
+    finally:
+        torch.set_num_threads(threads)
+    scores = mt.bleu_chrf(hyps, streams)
+    if (scores["bleu"], scores["chrf"]) != (last["dev_bleu"], last["dev_chrf"]):
+        raise ValueError(f"the translations of step {last['step']} score BLEU {scores['bleu']}, chrF {scores['chrf']}; "
+                         f"the log says {last['dev_bleu']}, {last['dev_chrf']}: decode on the machine that trained it")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_out, dev_out = out_dir / f"{name}.jsonl", out_dir / f"{name}.dev.json"
+    log_out.write_text((workdir / "log.jsonl").read_text())
+    flops = translation_training_flops(header["start"], last["step"])[-1]
+    record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops,
+                  dev_cross_entropy=mt.dev_cross_entropy(model, dev), versions=mt.run_versions(),
+                  sources=sources, hyps=hyps)
+    dev_out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return log_out, dev_out
+
+
+def run_flops(names=mt.SIZE_RUNS, measure_dir=mt.MEASURE_DIR) -> dict[str, dict[int, int]]:
+    """{run: {evaluated step: training FLOPs of steps 1 to it}} for the runs ``names`` whose logs
+    are in ``measure_dir``, counted by ``experiments.flops.translation_training_flops`` from each
+    log's config (the batches replayed, not the machine's time)."""
+    out = {}
+    for name in names:
+        header, records = mt.read_log(pathlib.Path(measure_dir) / f"{name}.jsonl")
+        steps = [r["step"] for r in records if "dev_bleu" in r]
+        cumulative = translation_training_flops(header["start"], max(steps))
+        out[name] = {step: cumulative[step - 1] for step in steps}
+    return out
+
+
+def write_run_flops(path=mt.RUN_FLOPS_FILE) -> pathlib.Path:
+    """Write ``run_flops()`` to ``path`` (``python -m utils.tasks.translation measure-flops``)."""
+    path = pathlib.Path(path)
+    record = dict(kind="translation run flops", runs={n: {str(k): v for k, v in d.items()} for n, d in run_flops().items()})
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+
+def _main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m utils.experiments.translation", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("measure-run", help="ship a measurement run's log and its dev translations into "
+                       f"{mt.MEASURE_DIR.relative_to(ROOT)}/NAME.jsonl and NAME.dev.json (chapter 16's ablations)")
+    r.add_argument("--workdir", required=True)
+    r.add_argument("--name", required=True, help="the files' name, e.g. pdrop0.3")
+    sub.add_parser("measure-flops", help=f"count the training FLOPs of the runs {', '.join(mt.SIZE_RUNS)} at each "
+                   f"evaluation into {mt.RUN_FLOPS_FILE.relative_to(ROOT)} (chapter 16 reads it)")
+    args = parser.parse_args(argv)
+    if args.cmd == "measure-run":
+        print("wrote", *ship_measurement(args.workdir, args.name))
+    else:
+        print("wrote", write_run_flops())
+
+
+if __name__ == "__main__":
+    _main()
