@@ -2,6 +2,7 @@
 
     .venv/bin/python .ci/apply_setup_cell.py           # rewrite chapters/*.md, solutions/*.md and their .ipynb
     .venv/bin/python .ci/apply_setup_cell.py --check   # only report notebooks that differ (exit 1 if any)
+    .venv/bin/python .ci/apply_setup_cell.py chapters/02_scaled_dot_product_attention.md   # only these notebooks
 
 The URL in the canonical cell must be ``_config.yml``'s ``repository.url``; the script
 refuses to run otherwise. In each MyST ``.md`` only the body of the first
@@ -56,10 +57,15 @@ def check_url(cell: str) -> None:
 
 def main(argv: list[str]) -> int:
     check_only = "--check" in argv
+    chosen = [pathlib.Path(a).resolve() for a in argv if a != "--check"]
+    known = notebooks()
+    unknown = [str(p) for p in chosen if p not in known]
+    if unknown:
+        sys.exit(f"not a MyST notebook of chapters/ or solutions/: {', '.join(unknown)} (give the .md files)")
     cell = canonical()
     check_url(cell)
     differ = []
-    for md in notebooks():
+    for md in chosen or known:
         text = md.read_text(encoding="utf-8")
         new = with_setup_cell(text, cell)
         ipynb = md.with_suffix(".ipynb")

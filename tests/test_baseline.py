@@ -10,6 +10,7 @@ decode of a sample (decoded tokens are exact results), the WER and PER with the 
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -142,3 +143,204 @@ def test_load_shipped_builds_the_model_its_log_names(tmp_path):
     torch.save(dict(steps=[1], state_dict=g2p.new_model().state_dict()), tmp_path / "out" / "g2p_avg.pt")
     with pytest.raises(ValueError, match="weights of another model.*the recurrent model"):
         g2p.load_shipped("avg", tmp_path / "out")
+
+
+# ---- issue 34: statistics of the shipped runs, dropout sites, the tuning grid ---------------
+
+def test_t_quantile_matches_closed_forms_and_tables():
+    assert math.isclose(baseline.t_quantile(0.95, 1), math.tan(0.95 * math.pi / 2), rel_tol=1e-13)
+    assert math.isclose(baseline.t_quantile(0.95, 2), math.sqrt(2 * 0.95**2 / (1 - 0.95**2)), rel_tol=1e-13)
+    assert math.isclose(baseline.t_quantile(0.9, 2), math.sqrt(2 * 0.9**2 / (1 - 0.9**2)), rel_tol=1e-13)
+    for df, t in ((3, 3.1824), (4, 2.7764), (5, 2.5706), (10, 2.2281), (30, 2.0423)):  # printed t tables
+        assert round(baseline.t_quantile(0.95, df), 4) == t, df
+    assert round(baseline.t_quantile(0.99, 2), 4) == 9.9248
+    with pytest.raises(ValueError, match="df must be >= 1"):
+        baseline.t_quantile(0.95, 0)
+    with pytest.raises(TypeError, match="df must be an int"):
+        baseline.t_quantile(0.95, 2.0)
+    with pytest.raises(ValueError, match=r"confidence must lie in \(0, 1\)"):
+        baseline.t_quantile(1.0, 2)
+
+
+def test_mean_interval():
+    mean, low, high = baseline.mean_interval([1.0, 2.0, 3.0])  # standard deviation 1
+    half = baseline.t_quantile(0.95, 2) / math.sqrt(3)
+    assert mean == 2.0 and math.isclose(low, 2 - half) and math.isclose(high, 2 + half)
+    assert baseline.mean_interval([0.25, 0.25]) == (0.25, 0.25, 0.25)
+    with pytest.raises(ValueError, match="at least 2 values, got 1"):
+        baseline.mean_interval([0.3])
+    with pytest.raises(ValueError, match="must be finite"):
+        baseline.mean_interval([0.3, math.nan])
+    with pytest.raises(TypeError, match="must be real numbers"):
+        baseline.mean_interval([0.3, "0.4"])
+
+
+def test_word_errors_add_up_to_the_shipped_wer_and_per():
+    r = baseline.load_results("recurrent", 0)
+    test = g2p.cached_lexicon()["test"]
+    e = baseline.word_errors(r["outputs"], [test[w] for w in r["words"]])
+    assert sum(e["wrong"]) / len(e["wrong"]) == r["test_wer"] and sum(e["edits"]) / sum(e["length"]) == r["test_per"]
+    assert all((w == 1) == (d > 0) for w, d in zip(e["wrong"], e["edits"]))
+    with pytest.raises(ValueError, match="need one output per word"):
+        baseline.word_errors([["K"]], [])
+
+
+def _bootstrap_by_hand(ea, eb, la, lb, resamples, seed, chunk):
+    """The same draws as paired_bootstrap, each resample scored by indexing the words."""
+    def rate(e, n, row):  # mean over seeds of the words' errors / lengths
+        return np.mean([e[s, row].sum() / n[s, row].sum() for s in range(e.shape[0])])
+
+    rng, out = np.random.default_rng(seed), []
+    words = ea.shape[1]
+    while len(out) < resamples:
+        for row in rng.integers(0, words, size=(min(chunk, resamples - len(out)), words)):
+            out.append(rate(ea, la, row) - rate(eb, lb, row))
+    return np.array(out)
+
+
+def test_paired_bootstrap_against_a_resample_by_hand():
+    rng = np.random.default_rng(7)
+    ea, eb = rng.integers(0, 4, size=(3, 50)), rng.integers(0, 3, size=(2, 50))  # seed counts may differ
+    la, lb = ea + rng.integers(1, 5, size=(3, 50)), eb + rng.integers(1, 5, size=(2, 50))
+    got = baseline.paired_bootstrap(ea, eb, la, lb, resamples=300, seed=4, chunk=70)
+    gaps = _bootstrap_by_hand(ea, eb, la, lb, 300, 4, 70)
+    observed = np.mean([e.sum() / n.sum() for e, n in zip(ea, la)]) - np.mean([e.sum() / n.sum() for e, n in zip(eb, lb)])
+    assert math.isclose(got["gap"], observed, rel_tol=1e-12)
+    assert np.allclose([got["low"], got["high"]], np.quantile(gaps, [0.025, 0.975]), rtol=1e-12, atol=0)
+    assert math.isclose(got["share_at_or_below_zero"], float((gaps <= 0).mean()))
+    assert (got["resamples"], got["seed"], got["words"]) == (300, 4, 50)
+    assert got == baseline.paired_bootstrap(ea, eb, la, lb, resamples=300, seed=4, chunk=70)  # deterministic
+    assert got != baseline.paired_bootstrap(ea, eb, la, lb, resamples=300, seed=5, chunk=70)
+
+
+def test_paired_bootstrap_edge_cases_and_errors():
+    same = [[0, 1, 1, 0], [1, 1, 0, 0]]
+    assert {k: v for k, v in baseline.paired_bootstrap(same, same, resamples=50).items() if k in ("gap", "low", "high")} \
+        == dict(gap=0.0, low=0.0, high=0.0)
+    all_wrong = baseline.paired_bootstrap([1, 1, 1], [0, 0, 0], resamples=50)  # one seed: (words,)
+    assert (all_wrong["gap"], all_wrong["low"], all_wrong["high"], all_wrong["share_at_or_below_zero"]) == (1, 1, 1, 0)
+    with pytest.raises(ValueError, match="the same words: 3 and 2 words"):
+        baseline.paired_bootstrap([1, 0, 1], [1, 0])
+    with pytest.raises(ValueError, match=r"lengths_a must have the shape of its errors \(1, 3\)"):
+        baseline.paired_bootstrap([1, 0, 1], [1, 0, 0], lengths_a=[1, 1])
+    with pytest.raises(ValueError, match="finite numbers >= 0"):
+        baseline.paired_bootstrap([1, -1, 1], [1, 0, 0])
+    with pytest.raises(ValueError, match="resamples must be a positive int"):
+        baseline.paired_bootstrap([1], [0], resamples=0)
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        baseline.paired_bootstrap([1], [0], seed=-1)
+    with pytest.raises(ValueError, match="lengths sum to 0"):
+        baseline.paired_bootstrap([0, 0], [0, 0], lengths_a=[0, 0], resamples=20)
+    with pytest.raises(ValueError, match="a list of word_errors dicts"):
+        baseline.bootstrap_wer_per([dict(wrong=[1])], [dict(wrong=[0], edits=[0], length=[1])])
+
+
+def test_the_shipped_gap_is_the_difference_of_mean_test_scores():
+    """Pooled over seeds, the bootstrap's observed gap is mean test WER (PER) of the Transformer
+    minus the recurrent model's: what chapter 17 prints beside its interval."""
+    test = g2p.cached_lexicon()["test"]
+    scored = {key: baseline.load_results(*key) for key in RUNS}
+    errors = {key: baseline.word_errors(r["outputs"], [test[w] for w in r["words"]]) for key, r in scored.items()}
+    of = lambda arch, field: [errors[k][field] for k in RUNS if k[0] == arch]  # noqa: E731
+    mean = lambda arch, field: sum(scored[k][field] for k in RUNS if k[0] == arch) / len(of(arch, "wrong"))  # noqa: E731
+    wer = baseline.paired_bootstrap(of("transformer", "wrong"), of("recurrent", "wrong"), resamples=100)
+    per = baseline.paired_bootstrap(of("transformer", "edits"), of("recurrent", "edits"), of("transformer", "length"),
+                                    of("recurrent", "length"), resamples=100)
+    both = baseline.bootstrap_wer_per([errors[k] for k in RUNS if k[0] == "transformer"],
+                                      [errors[k] for k in RUNS if k[0] == "recurrent"], resamples=100)
+    assert both == dict(WER=wer, PER=per)  # one draw for both: the same numbers as two calls
+    assert math.isclose(wer["gap"], mean("transformer", "test_wer") - mean("recurrent", "test_wer"), rel_tol=1e-9)
+    assert math.isclose(per["gap"], mean("transformer", "test_per") - mean("recurrent", "test_per"), rel_tol=1e-9)
+    assert wer["low"] <= wer["gap"] <= wer["high"] and per["low"] <= per["gap"] <= per["high"]
+
+
+def test_separation_p():
+    assert baseline.separation_p(3, 3) == 0.1 and baseline.separation_p(2, 2) == 1 / 3
+    assert baseline.separation_p(4, 4) == 2 / 70
+    with pytest.raises(ValueError, match="n_b must be a positive int"):
+        baseline.separation_p(3, 0)
+
+
+def test_dev_summary():
+    records = [dict(step=s, dev_loss=loss, dev_wer=w) for s, loss, w in
+               ((1000, 1.2, 0.8), (2000, 0.9, 0.5), (3000, 0.95, 0.45), (4000, 1.0, 0.46))]
+    got = baseline.dev_summary([dict(step=500), *records], window=2000)
+    assert got == dict(last_step=4000, last_loss=1.0, best_loss=0.9, best_step=2000, last_wer=0.46,
+                       loss_change=pytest.approx(0.1), wer_change=pytest.approx(-0.04))
+    with pytest.raises(ValueError, match="no dev evaluation at step 1,500"):
+        baseline.dev_summary(records, window=2500)
+    with pytest.raises(ValueError, match="holds no dev evaluation"):
+        baseline.dev_summary([dict(step=1000)])
+    _, shipped = g2p.read_log(baseline.run_directory("transformer", 0) / "log.jsonl")
+    assert baseline.dev_summary(shipped)["best_step"] == 18_000  # at its minimum at the last evaluation
+
+
+def test_dropout_sites_read_from_the_code():
+    from utils.core.masks import shift_right
+    from utils.model.recurrent import new_recurrent_model
+
+    vocab = g2p.G2PVocab()
+    src, tgt = collate([(vocab.encode_word(w), vocab.encode_phones(["K", "AE", "T"])) for w in ("cat", "kat")])
+    tgt_in = shift_right(tgt)
+    transformer = g2p.new_model(len(vocab)).eval()
+    torch.manual_seed(1)
+    state = torch.get_rng_state()
+    sites = baseline.dropout_sites(transformer, src, tgt_in)
+    assert torch.equal(state, torch.get_rng_state()) and not transformer.training  # as it was
+    n = g2p.G2P_MODEL["N"]
+    assert sum(s["calls"] for s in sites) == 2 + 2 * n + 3 * n  # embeddings of both sides, 2 per encoder layer, 3 per decoder layer
+    assert [s["where"] for s in sites][:2] == ["Transformer.embed_positions", "EncoderLayer.forward"]
+    assert {s["dropped"] for s in sites} >= {"self.ffn(x)", "self.cross_attn(x, memory, memory, src_mask)"}
+    gru = baseline.dropout_sites(new_recurrent_model(len(vocab)), src, tgt_in)
+    assert [(s["where"], s["dropped"], s["calls"]) for s in gru] == [
+        ("RecurrentSeq2Seq.encode", "self.embed(src)", 1), ("RecurrentSeq2Seq.decode", "self.embed(tgt)", 1),
+        ("RecurrentSeq2Seq.decode", "t", 1)]
+    on = baseline.dropout_sites(new_recurrent_model(len(vocab), p_memory=0.1, p_input=0.2, p_state=0.3), src, tgt_in)
+    steps = tgt_in.size(1)
+    assert [(s["module"], s["p"], s["calls"]) for s in on] == [
+        ("dropout", 0.1, 1), ("drop_memory", 0.1, 1), ("dropout", 0.1, 1), ("drop_input", 0.2, steps),
+        ("drop_state", 0.3, steps), ("dropout", 0.1, 1)]
+
+
+def test_the_tuning_grid_is_one_balanced_grid_for_both_models():
+    from utils.training.recipe import rate
+
+    grid = baseline.TUNING_GRID
+    assert len(grid) == 8 and len({tuple(c.items()) for c in grid}) == 8
+    assert grid[0] == dict(factor=1.0, warmup=g2p.G2P_TRAIN["warmup"], dropout=g2p.G2P_MODEL["p_drop"])
+    half = grid[:4]
+    for a, b in (("factor", "warmup"), ("factor", "dropout"), ("warmup", "dropout")):  # each pair of settings once
+        assert len({(c[a], c[b]) for c in half}) == 4
+    peak = lambda c: rate(c["warmup"], 128, c["warmup"], c["factor"]) / rate(4000, 128, 4000)  # noqa: E731
+    assert sorted({round(peak(c), 6) for c in half}) == [0.5, 1.0, 2.0]
+    for arch in g2p.ARCHS:
+        for k, c in enumerate(grid):
+            model = baseline.tuning_model(arch, k)
+            assert {m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)} == {c["dropout"]}
+    with pytest.raises(ValueError, match=r"config must be an index of TUNING_GRID, 0..7, got 8"):
+        baseline.tuning_model("recurrent", 8)
+
+
+def test_a_tuning_run_trains_its_configuration_and_resumes_exactly(tmp_path):
+    from utils.training.recipe import rate
+
+    kw = dict(progress=False, dev_eval=False)
+    baseline.tune("recurrent", 3, tmp_path / "a", steps=2, **kw)
+    log = baseline.tune("recurrent", 3, tmp_path / "a", steps=4, **kw)  # resumes from step 2
+    baseline.tune("recurrent", 3, tmp_path / "b", steps=4, **kw)
+    header, records = g2p.read_log(log)
+    _, straight = g2p.read_log(tmp_path / "b" / "log.jsonl")
+    assert [x for r in records for x in r["losses"]] == [x for r in straight for x in r["losses"]]
+    assert header["start"]["arch"] == "recurrent" and header["start"]["warmup"] == 1000
+    assert records[-1]["step"] == 4 and records[-1]["lr"] == rate(4, 128, 1000, 1.0)
+    with pytest.raises(ValueError):  # another configuration in the same folder
+        baseline.tune("recurrent", 2, tmp_path / "a", steps=5, **kw)
+
+
+def test_the_tune_command(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(baseline, "tune", lambda *a: calls.append(a) or tmp_path / "log.jsonl")
+    baseline._main(["tune", "--arch", "transformer", "--config", "2", "--workdir", str(tmp_path)])
+    assert calls == [("transformer", 2, str(tmp_path), baseline.TUNING_STEPS, 0, 1)]
+    with pytest.raises(SystemExit):
+        baseline._main(["tune", "--arch", "recurrent", "--config", "8", "--workdir", str(tmp_path)])

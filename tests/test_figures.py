@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import math
 import re
@@ -124,6 +125,54 @@ def test_figure_html_is_deterministic_and_self_contained(name):
     assert f'id="{a.figure_id}"' in html and a.nbytes == len(html.encode())
     assert repr(a).startswith(f"<interactive figure {name!r}") and "0x" not in repr(a)
     assert html.count("<script>") == 1 and html.endswith("</script>")
+
+
+def _strings_of(html: str) -> dict:
+    return json.loads(html_module.unescape(re.search(r"data-strings='([^']*)'", html).group(1)))
+
+
+def explorer_example_figure():
+    from utils import load_checkpoint
+
+    steps = explorer_steps(load_checkpoint(3000), torch.tensor([[5, 3, 4, 7, 6]]), torch.tensor([[1, 6, 7, 4, 3, 5]]))
+    return explorer_figure(steps)
+
+
+@pytest.mark.parametrize("name", [*small_figures(), "explorer"])
+def test_every_word_a_script_writes_comes_from_its_strings(name):
+    """A script writes words only through its figure's table (L.t), so that the French edition
+    can translate them (issue 37): every key the script uses is in the table the figure's Python
+    passes, and every key of the table is used. (A key the script builds, "phase_" + p or the
+    explorer's "s<step>.title", counts as the prefix it starts with.)"""
+    fig = explorer_example_figure() if name == "explorer" else small_figures()[name]()
+    strings = _strings_of(str(fig))
+    assert strings == fig.strings and strings, f"{name}: no data-strings table"
+    code = (JS_DIR / f"{name}.js").read_text()
+    used = {k for arg in re.findall(r"\bL\.t\(([^,)]*)", code) for k in re.findall(r'"([a-z][a-z0-9_]*)"', arg)}
+    prefixes = {k for k in used if k.endswith("_") or k == "s"}
+    used -= prefixes
+    shared = set(re.findall(r'\.t\("([a-z][a-z0-9_]*)"', (JS_DIR / "common.js").read_text()))  # "masked", in tables
+    used |= shared & set(strings)
+    assert used, f"{name}: the script writes no words through L.t"
+    assert used <= set(strings), f"{name}: keys the script uses but the table lacks: {sorted(used - set(strings))}"
+    built = {k for k in strings if any(re.match(rf"{p}(\d+\.)?[a-z0-9]", k) and k.startswith(p) for p in prefixes)}
+    assert set(strings) - built <= used, f"{name}: keys nobody uses: {sorted(set(strings) - built - used)}"
+    # no English word is written by the script outside the table (a quoted literal of 3+ letters)
+    literals = re.findall(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'', re.sub(r"(?m)^\s*//.*$|  //.*$", "", code))
+    words = [a or b for a, b in literals if re.search(r"[A-Za-z]{3,} [A-Za-z]{3,}", a or b) and "http" not in (a or b)]
+    assert not words, f"{name}: English written by the script itself: {words}"
+
+
+def test_a_template_must_have_well_formed_places():
+    from utils.figures.base import check_strings
+
+    assert check_strings({"a": "peak {peak}"}) == {"a": "peak {peak}"}
+    with pytest.raises(ValueError, match="places"):
+        check_strings({"a": "peak {Peak1}"})
+    with pytest.raises(ValueError, match="empty"):
+        check_strings({"a": " "})
+    with pytest.raises(TypeError, match="dict of str"):
+        check_strings({"a": 1})
 
 
 def test_figure_json_rounds_and_sorts():

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from urllib.parse import urljoin
 
 import nbformat
 import pytest
@@ -561,6 +563,110 @@ def test_each_figure_works_alone_as_in_a_notebook(browser):
     assert not errors, errors
     assert sorted(states) == sorted([fid, True] for fid in [*PAGES, *EXTRA_FIGURES, *alone]), states
     assert not [u for u in requests if not u.startswith(("about:", "data:"))], requests
+
+
+# ---------------------------------------------------------------- the French edition (issue 37)
+
+def _load_translations():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+translations = _load_translations()
+#: What the French figure's text may hold with a decimal point: a section number (« section 3.4 »).
+POINT_ALLOWED = re.compile(r"section \d+(?:\.\d+)+|\d+\.\d+\.\d+")
+FIGURE_TEXT = """f => { const w = document.createTreeWalker(f, NodeFilter.SHOW_TEXT), texts = [];
+  for (let n = w.nextNode(); n; n = w.nextNode()) if (!n.parentElement.closest('style, script')) texts.push(n.data);
+  return [...texts, ...[...f.querySelectorAll('[aria-label]')].map(e => e.getAttribute('aria-label'))].join('\\n'); }"""
+#: Every control of a figure, operated in turn: each button clicked, each slider set to its
+#: minimum, a middle value and its maximum, each check box switched, each menu's options chosen.
+OPERATE = """async f => {
+  const shots = [], snap = () => shots.push(FIGURE_TEXT(f)), input = (e, v) => { e.value = String(v);
+    e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); };
+  snap();
+  for (const b of f.querySelectorAll('button')) { b.click(); snap(); }
+  for (const r of f.querySelectorAll('input[type=range]')) {
+    const lo = Number(r.min), hi = Number(r.max), step = Number(r.step) || 1;
+    for (const v of [lo, lo + step * Math.round((hi - lo) / step / 2), hi]) { input(r, v); snap(); }
+  }
+  for (const c of f.querySelectorAll('input[type=checkbox]')) { c.click(); snap(); c.click(); snap(); }
+  for (const m of f.querySelectorAll('select')) for (const o of m.options) { input(m, o.value); snap(); }
+  const next = f.querySelector('[data-part=next]');
+  if (next) { f.querySelector('[data-part=prev]').click(); for (let k = 0; k < 20; k++) { next.click(); snap(); } }
+  return shots;
+}""".replace("FIGURE_TEXT(f)", "(" + FIGURE_TEXT + ")(f)")
+
+
+def english_segments(fid: str, page: str) -> list[str]:
+    """The English words of figure ``fid`` as its English page has them, cut at the places its
+    script fills ({word}), that its French catalogue does not also use (« position », « lrate »):
+    its captions, labels and alt texts, and every template of its script (data-strings)."""
+    from bookbuild import HTML
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((HTML / f"{page}.html").read_text(encoding="utf-8"), "html.parser")
+    fig = soup.find(id=fid)
+    french = " ".join(t for t in translations_table(page).values())
+    out = []
+    for _, _, text in translations.figure_texts(BeautifulSoup(str(fig), "html.parser")):
+        for part in translations.PLACE.split(text):
+            part = part.strip(" ,.;:()\"“”")
+            if re.search(r"[A-Za-z]{3,}", part) and part not in french and part not in out:
+                out.append(part)
+    return out
+
+
+def translations_table(page: str) -> dict:
+    po = translations.LOCALES / "fr" / "LC_MESSAGES" / "figures.po"
+    return {m.id: m.string for m in translations.entries(translations.read_catalog(po)) if m.context == page}
+
+
+@pytest.fixture(scope="module")
+def french_site(site):
+    """The French edition's base URL on the same server (``_build/fr/_build/html/``)."""
+    from bookbuild import FR_HTML, HTML
+
+    return urljoin(site, os.path.relpath(FR_HTML, HTML).replace(os.sep, "/") + "/")
+
+
+@pytest.mark.parametrize("fid", [*PAGES, *EXTRA_FIGURES])
+def test_french_figures_write_no_english_and_french_numbers(browser, french_site, fid):
+    """On its French page each figure is operated (every button, slider, check box and menu; the
+    explorer's 14 steps) and, after each action, its text (and alt texts) holds none of the
+    English words of its English page's figure, and its numbers are written the French way:
+    a decimal comma, a narrow no-break space before %, × 10ⁿ rather than e-notation."""
+    page_name = PAGES.get(fid) or EXTRA_FIGURES[fid]
+    english = english_segments(fid, page_name)
+    assert len(english) >= 5, f"{fid}: too few English words to look for: {english}"
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    external, errors = set(), []
+    context.route("**/*", test_browser.offline_route(urljoin(french_site, "/"), external, also_allow=("data:",)))
+    context.route("**/_static/mathjax/**", lambda r: r.fulfill(status=200, content_type="text/javascript", body=""))
+    page = context.new_page()
+    test_browser.watch_errors(page, errors)
+    try:
+        page.goto(french_site + page_name + ".html", wait_until="load", timeout=60000)
+        page.wait_for_selector(f"#{fid}[data-state]", timeout=10000)
+        fig = page.locator(f"#{fid}")
+        assert fig.get_attribute("lang") == "fr", f"{fid}: the French page's figure is not marked lang=fr"
+        shots = fig.evaluate(OPERATE)
+    finally:
+        context.close()
+    assert not errors and not external, (errors, external)
+    assert len(shots) >= 4, f"{fid}: too few states seen ({len(shots)})"
+    left, numbers_ = set(), set()
+    for text in shots:
+        for seg in english:
+            if re.search(rf"(?<![A-Za-z]){re.escape(seg)}(?![A-Za-z])", text):
+                left.add(seg)
+        bare = POINT_ALLOWED.sub(" ", text)
+        numbers_ |= set(re.findall(r"\S*\d\.\d\S*|\S*\d%|\S*\d[eE][-+]?\d\S*", bare))
+    assert not left, f"{fid}: English left on the French page after operating the figure: {sorted(left)}"
+    assert not numbers_, f"{fid}: numbers written the English way on the French page: {sorted(numbers_)[:10]}"
 
 
 def test_report_bytes_per_figure(built_book):

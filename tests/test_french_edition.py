@@ -119,6 +119,48 @@ def test_no_english_prose_is_left_on_a_french_page(french, name):
     assert not left, f"{name}: English text left on the French page:\n  " + "\n  ".join(r[:90] for r in left[:10])
 
 
+def _prose_without_code_and_math(page: BeautifulSoup) -> str:
+    """The prose of a page's article, without code, outputs, scripts and formulas."""
+    art = BeautifulSoup(str(page.select_one("article") or page), "html.parser")
+    for el in art.select("div.cell_input, div.cell_output, pre, script, style, code, .math"):
+        el.decompose()
+    return re.sub(r"\s+", " ", art.get_text(" ")).strip()
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_formulas_on_a_french_page_take_the_decimal_comma(built_book, french, name):
+    """Issue 37: a formula's decimal numbers read 0,3302 on a French page (the build writes
+    ``0{,}3302`` by rule, ``translations.french_math``), its English-style thousands a thin space."""
+    en = [re.sub(r"\s+", " ", m.get_text()) for m in soup(HTML, name).select("article .math")]
+    fr = [re.sub(r"\s+", " ", m.get_text()) for m in soup(FR_HTML, name).select("article .math")]
+    assert len(en) == len(fr), (name, len(en), len(fr))
+    point = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
+    left = [f for f in fr if point.search(f) or re.search(r"\d\{,\}\d{3}(?!\d)", f) and f in en]
+    assert not left, f"{name}: formulas with a decimal point on the French page: {left[:5]}"
+    assert sorted(translations.french_math(f) for f in en) == sorted(fr), (
+        f"{name}: the formulas are not their English ones written by the rule")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_numbers_in_french_prose_are_written_the_french_way(french, name):
+    """No e-notation (« 3,2 × 10¹⁴ », never 3,3e18), × between sizes (« 4 000 × 128 »), and a unit
+    after a number below 2 in the singular (« 0,66 seconde »), glued values included."""
+    text = _prose_without_code_and_math(soup(FR_HTML, name))
+    found = [m.group(0) for m in translations._E_NOTATION.finditer(text)]
+    found += re.findall(r"\d[ \u00a0\u202f]?x[ \u00a0\u202f]?\d", text)
+    found += translations.plural_below_two(text)
+    assert not found, f"{name}: numbers written the English way on the French page: {found[:10]}"
+
+
+def test_the_french_number_rules_hold_on_a_built_page():
+    """The two checks above can fail: a page with each slip."""
+    page = BeautifulSoup("<article><p>le 3,3e18 du tableau, 4 000 x 128 valeurs, 0,66 secondes</p>"
+                         "<span class='math'>\\(0.3302\\)</span></article>", "html.parser")
+    text = _prose_without_code_and_math(page)
+    assert "0.3302" not in text and translations._E_NOTATION.search(text)
+    assert re.search(r"\d x \d", text) and translations.plural_below_two(text)
+
+
 STRUCTURE = {
     "headings": "h1, h2, h3, h4",
     "figures": "figure",

@@ -434,3 +434,71 @@ def test_flop_helpers_refuse_bad_input():
         recurrent_step_flops([3, 0], 5, 69, **G2P_RECURRENT)
     with pytest.raises(ValueError, match="N must be a positive int, got 0"):
         transformer_step_flops(2, 3, 4, 69, **{**G2P_MODEL, "N": 0})
+
+
+# ---- optional dropout sites (issue 34): off by default, and then nothing changes ----------
+
+def _forward_before_the_sites(model, src, tgt):
+    """The model's forward pass as utils/model/recurrent.py computed it before the optional
+    dropout sites existed (its encode and decode, line for line), for the identity test."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    src_mask = padding_mask(src, model.pad_id)
+    lengths = src_mask.reshape(src.size(0), -1).sum(-1)
+    x = model.dropout(model.embed(src))
+    packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    memory, _ = pad_packed_sequence(model.encoder(packed)[0], batch_first=True, total_length=src.size(1))
+    keep = src_mask.reshape(src.size(0), src.size(1))
+    y = model.dropout(model.embed(tgt))
+    keys = model.attention.keys(memory)
+    s = torch.tanh(model.init_state(memory[:, 0, model.d_hidden:]))
+    states, contexts = [], []
+    for i in range(tgt.size(1)):
+        c = model.attention(s, memory, keys, keep)
+        s = model.decoder_cell(torch.cat([y[:, i], c], dim=-1), s)
+        states.append(s)
+        contexts.append(c)
+    t = model.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y], dim=-1))
+    return model.generator(model.dropout(t.unflatten(-1, (-1, 2)).amax(dim=-1)))
+
+
+def test_the_optional_dropout_sites_are_off_by_default_and_change_nothing(lively):
+    """Default off: in train mode, with the same seed, the same logits to the bit as the code before
+    the sites, and the same random numbers drawn (so a run trains exactly as the shipped ones)."""
+    src, tgt = pad_to(SRCS, 7), pad_to(TGTS, 6)
+    assert (lively.drop_memory.p, lively.drop_input.p, lively.drop_state.p) == (0.0, 0.0, 0.0)
+    assert new_recurrent_model().state_dict().keys() == new_recurrent_model(p_memory=0.3).state_dict().keys()
+    lively.train()
+    torch.manual_seed(5)
+    now = lively(src, tgt)
+    after_now = torch.get_rng_state()
+    torch.manual_seed(5)
+    before = _forward_before_the_sites(lively, src, tgt)
+    assert torch.equal(now, before) and torch.equal(after_now, torch.get_rng_state())
+
+
+@pytest.mark.parametrize("site", ["p_memory", "p_input", "p_state"])
+def test_each_dropout_site_changes_training_outputs_and_not_eval_outputs(lively, site):
+    src, tgt = pad_to(SRCS, 7), pad_to(TGTS, 6)
+    on = RecurrentSeq2Seq(**SMALL, **{site: 0.5})
+    on.load_state_dict(lively.state_dict())
+    for model in (lively, on):
+        model.train()
+    torch.manual_seed(3)
+    off_train = lively(src, tgt)
+    torch.manual_seed(3)
+    on_train = on(src, tgt)
+    assert not torch.equal(off_train, on_train), f"{site}=0.5 changed nothing in train mode"
+    lively.eval(), on.eval()
+    assert torch.equal(lively(src, tgt), on(src, tgt)), f"{site} acts in eval mode"
+
+
+def test_dropout_site_errors():
+    with pytest.raises(ValueError, match=r"p_state must lie in \[0, 1\), got 1.0"):
+        RecurrentSeq2Seq(**SMALL, p_state=1.0)
+    with pytest.raises(TypeError, match="p_memory must be a number"):
+        RecurrentSeq2Seq(**SMALL, p_memory="0.1")
+    model = new_recurrent_model(p_memory=0.2, p_input=0.3, p_state=0.4)
+    assert (model.drop_memory.p, model.drop_input.p, model.drop_state.p) == (0.2, 0.3, 0.4)
+    with pytest.raises(TypeError, match=r"unknown model fields \['p_hidden'\]; the fields are \[.*'p_memory'"):
+        new_recurrent_model(p_hidden=0.1)

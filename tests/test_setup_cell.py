@@ -142,3 +142,141 @@ def test_elsewhere_with_everything_installed_it_only_clones(tmp_path, monkeypatc
 def test_without_torch_it_stops_with_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match="needs PyTorch"):
         exec_cell(tmp_path, monkeypatch, absent=("torch",))
+
+
+def needed() -> tuple[str, ...]:
+    """The setup cell's ``NEEDED``: the packages it installs where they are missing."""
+    import ast
+
+    for node in ast.parse(cell_source()).body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["NEEDED"]:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{CANONICAL.name} defines no NEEDED = (...) tuple of packages")
+
+
+def test_it_installs_what_import_utils_needs_besides_torch():
+    """Every third-party module named by an import statement (at the top or inside a function) of
+    the modules that ``import utils`` loads is torch or in ``NEEDED`` (tqdm was once missing)."""
+    probe = ("import ast, pathlib, sys\nimport utils\nfound = set()\n"
+             "for name, m in list(sys.modules.items()):\n"
+             "    if (name == 'utils' or name.startswith('utils.')) and getattr(m, '__file__', None):\n"
+             "        for node in ast.walk(ast.parse(pathlib.Path(m.__file__).read_text())):\n"
+             "            if isinstance(node, ast.Import):\n"
+             "                found.update(a.name.split('.')[0] for a in node.names)\n"
+             "            elif isinstance(node, ast.ImportFrom) and node.level == 0:\n"
+             "                found.add(node.module.split('.')[0])\n"
+             "print(' '.join(sorted(found - set(sys.stdlib_module_names) - {'utils'})))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    third_party = set(out.split())
+    assert {"numpy", "tqdm"} <= third_party, f"the probe found too little to prove anything: {third_party}"
+    missing = sorted(third_party - {"torch"} - set(needed()))
+    assert not missing, f"`import utils` imports {missing}, which {CANONICAL.name}'s NEEDED does not install"
+    requirements = (ROOT / "requirements.txt").read_text()
+    assert all(f"\n{m}>=" in requirements for m in needed()), "every package of NEEDED is pinned in requirements.txt"
+
+
+def test_it_prints_one_line_before_installing(tmp_path, monkeypatch, capsys):
+    printed_before_pip = []
+    recorder = Recorder()
+
+    def run_and_look(cmd, **kwargs):
+        if "pip" in cmd:
+            printed_before_pip.append(capsys.readouterr().out)
+        return recorder(cmd, **kwargs)
+
+    exec_cell(tmp_path, monkeypatch, absent=("tabulate", "tqdm"))  # sets up the monkeypatches; then again, watched
+    monkeypatch.setattr(subprocess, "run", run_and_look)
+    capsys.readouterr()
+    exec(compile(cell_source(), "setup_cell", "exec"), {"__name__": "setup_cell"})
+    assert printed_before_pip == ["Installing tabulate, tqdm with pip, for the course's code...\n"]
+    assert capsys.readouterr().out == ""
+
+
+def test_a_failed_clone_says_what_to_do(tmp_path, monkeypatch):
+    def offline(cmd, **kwargs):
+        return subprocess.CompletedProcess(cmd, 128, stdout="", stderr="fatal: unable to access '...': Could not resolve host")
+
+    monkeypatch.delenv("COURSE_SOURCE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(subprocess, "run", offline)
+    with pytest.raises(RuntimeError, match=r"could not fetch the course .*Could not resolve host.*"
+                                           r"On Kaggle, turn Internet on in the notebook's settings"):
+        exec(compile(cell_source(), "setup_cell", "exec"), {"__name__": "setup_cell"})
+
+
+# ---------------------------------------------------------------- a downloaded notebook in a fresh environment
+
+#: What a learner's own environment holds before the setup cell: PyTorch, Jupyter and pip.
+FRESH = ("torch", "ipykernel", "nbclient", "pip")
+
+
+def shelf_of(names, shelf: pathlib.Path) -> pathlib.Path:
+    """A folder of links to the installed files of the distributions ``names`` and of everything
+    they require (their markers evaluated, no extras), taken from this Python's environment: a
+    fresh venv that lists it in a ``.pth`` file holds those packages and nothing else, without
+    downloading torch again."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    shelf.mkdir(parents=True, exist_ok=True)
+    todo, seen = list(names), set()
+    while todo:
+        name = todo.pop().lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        dist = md.distribution(name)
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+        tops = {pathlib.PurePosixPath(f).parts[0] for f in dist.files or []}
+        for top in tops - {"..", "__pycache__"}:
+            source, link = pathlib.Path(dist.locate_file(top)), shelf / top
+            if not top.endswith(".pth") and source.exists() and not link.exists():
+                link.symlink_to(source)
+    return shelf
+
+
+@pytest.mark.fresh_venv
+def test_a_downloaded_notebook_runs_in_a_fresh_venv_with_only_torch_and_jupyter(snapshot, tmp_path):
+    """The learner's case (issue 35): a chapter downloaded into an empty folder, opened where only
+    PyTorch and Jupyter are installed. Its setup cell clones the course (``COURSE_SOURCE``: this
+    working tree), pip-installs what ``utils`` needs, and the chapter runs top to bottom. The venv
+    reaches this environment's torch, Jupyter and pip through a folder of links (no multi-GB
+    download); pip installs the rest from the package index. Measured: 44 s of CPU time, this
+    module's snapshot included (pip's installs and the chapter most of it); the wall time is
+    that and the downloads on a quiet machine, much more on a busy one (the cell timeout is 900 s)."""
+    fresh = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True, capture_output=True)
+    python = fresh / "bin" / "python"
+    site = pathlib.Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                       capture_output=True, text=True, check=True).stdout.strip())
+    shelf = shelf_of(FRESH, (tmp_path / "shelf"))
+    (site / "course_test_shelf.pth").write_text(f"{shelf}\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(COURSE_SOURCE=snapshot, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    absent = subprocess.run([python, "-c", "import importlib.util as u, sys; "
+                             f"print([m for m in {needed()!r} + ('utils',) if u.find_spec(m)])"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert absent == "[]", f"the fresh venv already holds {absent}: this test would prove nothing"
+    work = tmp_path / "downloads"
+    work.mkdir()
+    notebook = work / "00_preface.ipynb"
+    shutil.copy(ROOT / "chapters" / "00_preface.ipynb", notebook)
+    runner = ("import sys, nbformat\nfrom nbclient import NotebookClient\n"
+              "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+              "nb.cells.append(nbformat.v4.new_code_cell('import sys, utils; print(sys.executable); print(utils.__file__)'))\n"
+              "NotebookClient(nb, timeout=900, kernel_name='python3', resources={'metadata': {'path': sys.argv[2]}}).execute()\n"
+              "setup = next(c for c in nb.cells if c.cell_type == 'code')\n"
+              "print('SETUP:' + ''.join(o.get('text', '') for o in setup.outputs).replace(chr(10), ' | '))\n"
+              "print('LAST:' + nb.cells[-1].outputs[0]['text'].replace(chr(10), ' | '))\n")
+    done = subprocess.run([python, "-c", runner, str(notebook), str(work)], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=1800)
+    assert done.returncode == 0, f"the chapter failed in the fresh venv:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    lines = dict(line.split(":", 1) for line in done.stdout.splitlines() if line.startswith(("SETUP:", "LAST:")))
+    assert lines["SETUP"].startswith("Installing numpy, matplotlib, tabulate, tqdm with pip"), lines["SETUP"]
+    kernel_python, utils_file = lines["LAST"].split(" | ")[:2]
+    assert pathlib.Path(kernel_python).parent == python.parent, f"the kernel ran {kernel_python}, not the fresh venv's"
+    assert pathlib.Path(utils_file) == work / REPO_NAME / "utils" / "__init__.py"

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 
 import pytest
 import torch
+from bs4 import BeautifulSoup
 from notebooks import ROOT
 
 _spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
@@ -106,7 +108,8 @@ def test_french_typography_and_numbers():
     assert ft("`a; b: c?` et $x: y$ et https://example.org/a:b") == "`a; b: c?` et $x: y$ et https://example.org/a:b"
     fn = translations.french_number
     assert fn("14,672") == f"14{NNBSP}672" and fn("0.841") == "0,841" and fn("26.2%") == f"26,2{NNBSP}%"
-    assert fn("3.24e14") == "3,24e14" and fn("-5") == "-5" and fn("within noise") is None and fn("3.2.1") is None
+    assert fn("3.24e14") == f"3,24{NBSP}×{NBSP}10¹⁴" and fn("-5") == "-5" and fn("within noise") is None
+    assert fn("3.2.1") is None
     assert translations.english_numbers("section 3.2.1 and 14,672 pairs, 0.5") == ["0.5", "14672", "3.2.1"]
     assert translations.english_number_options("about 40K sentences, SmolLM2-135M") == [{"135"}, {"40", "40000"}]
     assert translations.french_numbers(f"section 3.2.1 et 14{NNBSP}672 paires, 0,5") == ["0.5", "14672", "3.2.1"]
@@ -135,6 +138,80 @@ def test_interactive_figures_are_translated_from_their_catalogue():
     assert ">cat</button>" in out and "var t = 'Head';" in out  # data and scripts untouched
     _, missing = translations.translate_figures(html, {})
     assert sorted(missing) == sorted(table)
+
+
+def test_interactive_figures_scripts_get_their_words_from_the_catalogue():
+    """The texts a figure's script writes travel in its data-strings table: the French build
+    translates each template (its {places} kept) and marks the figure lang="fr"."""
+    import json
+
+    from utils.figures import schedule_figure
+
+    html = str(schedule_figure())
+    english = json.loads(re.search(r"data-strings='([^']*)'", html).group(1).replace("&quot;", '"'))
+    assert english["x_axis"] == "step (log scale)" and "{peak}" in english["peak_label"]
+    table = {text: f"FR[{text}]" for _, _, text in translations.figure_texts(BeautifulSoup(html, "html.parser"))}
+    assert {"step (log scale)", "peak {peak}"} <= set(table), "the script's templates are catalogue messages"
+    out, missing = translations.translate_figures(html, table, lang="fr")
+    fig = BeautifulSoup(out, "html.parser").select_one("figure.aiayn-fig")
+    french = json.loads(fig["data-strings"])
+    assert missing == [] and fig["lang"] == "fr" and french["x_axis"] == "FR[step (log scale)]"
+    assert set(french) == set(english), "the same keys"
+    _, missing = translations.translate_figures(html, {})
+    assert "step (log scale)" in missing
+    # every kind of figure has its templates in the catalogue of each page that shows it, from the code
+    kinds = {f.stem for f in (ROOT / "utils" / "figures" / "js").glob("*.js")} - {"common"}
+    assert set(translations.figure_templates()) == kinds
+    assert translations.figure_templates()["schedule"]["x_axis"] == "step (log scale)"
+    # a translation must keep a template's places
+    assert any("lost or changed" in p for p in translations.problems("peak {peak}", "pic"))
+    assert translations.problems("peak {peak}", "pic {peak}") == []
+
+
+def test_formulas_take_the_decimal_comma_by_rule():
+    """Issue 37: in the French edition a formula's decimal numbers take the comma (``0{,}3302``),
+    its thousands a thin space, and its items « ; » when a comma would be ambiguous."""
+    fm = translations.french_math
+    cases = {
+        "1 / (1 + 2.0281) = 0.3302": "1 / (1 + 2{,}0281) = 0{,}3302",
+        "[0.7071, 0, 0.7071]": "[0{,}7071\\,; 0\\,; 0{,}7071]",
+        "lp = ((5 + 12)/6)^{0.3}": "lp = ((5 + 12)/6)^{0{,}3}",
+        "2 \\cdot 64 \\cdot 256 + 256 + 64 = 33{,}088": "2 \\cdot 64 \\cdot 256 + 256 + 64 = 33\\,088",
+        "1/\\sqrt{2{,}048{,}000} = 1/1431.1 \\approx 6.988 \\times 10^{-4}":
+            "1/\\sqrt{2\\,048\\,000} = 1/1431{,}1 \\approx 6{,}988 \\times 10^{-4}",
+        "\\min\\left(\\text{step}^{-0.5},\\ \\text{step}\\right)": "\\min\\left(\\text{step}^{-0{,}5}\\,;\\ \\text{step}\\right)",
+        "x_{i,j} = 0.5": "x_{i,j} = 0{,}5",  # a comma inside braces is not a list's
+        "H(q, p) = H(q) + (V - 1)\\, q_o": "H(q, p) = H(q) + (V - 1)\\, q_o",  # no decimal: untouched
+        "Q = K = V": "Q = K = V", "\\text{section 3.2.1}": "\\text{section 3.2.1}",
+    }
+    for english, french in cases.items():
+        assert fm(english) == french, (english, fm(english))
+
+
+def test_scientific_values_sizes_and_singular_below_two():
+    """« 3,2 × 10¹⁴ », never 3,3e18; « 4 000 × 128 »; « 0,66 seconde »: as glued values are written,
+    and as the catalogue rules require of a translator."""
+    fg, nb = translations.french_glued, NBSP
+    assert fg("3.0e18") == f"3,0{nb}×{nb}10¹⁸" and fg("2.703e-06") == f"2,703{nb}×{nb}10⁻⁶"
+    assert fg("3.2 × 10¹⁴") == f"3,2{nb}×{nb}10¹⁴" and fg("1e-9") == "10⁻⁹"
+    assert fg("1.4e-06 < 1e-05") == f"1,4{nb}×{nb}10⁻⁶{nb}< 10⁻⁵" and fg("-0.54 to +0.23") == "-0,54 à +0,23"
+    assert fg("0.55 to 1.86") == "0,55 à 1,86" and fg("two to three") is None
+    assert translations.english_numbers("3.3e18 FLOPs, eps 1e-9") == translations.french_numbers(
+        f"3,3{nb}×{nb}10¹⁸ FLOP, eps 10⁻⁹") == ["sci:1e-09", "sci:3.3e+18"]
+    sb = translations.singular_below_two
+    assert sb("0,66", " secondes de plus") == " seconde de plus" and sb("1,5", f"{nb}heures") == f"{nb}heure"
+    assert sb("2", " secondes") == " secondes" and sb("0,5", " fois") == " fois" and sb("1", " FLOP") == " FLOP"
+    en = "The paper's base model took 3.3e18 FLOPs; a table of 4,000 x 128; each step takes 0.66 seconds."
+    good = (f"Le modèle de base de l’article a coûté 3,3{nb}×{nb}10¹⁸ FLOP{NNBSP}; une table de 4{NNBSP}000{nb}×{nb}128{NNBSP}; "
+            "chaque étape prend 0,66 seconde.")
+    assert translations.problems(en, good) == []
+    bad = {"scientific notation": good.replace(f"3,3{nb}×{nb}10¹⁸", "3,3e18"),
+           "with ×": good.replace(f"{nb}×{nb}128", " x 128"),
+           "singular below 2": good.replace("0,66 seconde", "0,66 secondes")}
+    for what, text in bad.items():
+        assert any(what in p for p in translations.problems(en, text)), (what, translations.problems(en, text))
+    assert translations.plural_below_two("sur V - 1 jetons, 1 000 étapes, 2 heures") == []
+    assert translations.french_typography("une table de 4 000 × 128") == f"une table de 4{NNBSP}000{nb}×{nb}128"
 
 
 def test_the_checkers_speak_french_when_asked(capsys, monkeypatch):

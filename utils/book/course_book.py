@@ -23,10 +23,14 @@ It does what the book theme does not:
   English and a French edition from the same notebooks), and in the French edition
   writes glued numbers the French way (``0,841``, ``14 672``) and looks up glued words in
   ``locales/fr/LC_MESSAGES/glue.po`` (a glued value missing there is a build warning,
-  so ``-W`` fails), translates the alt texts of figures, which myst-nb renders after
+  so ``-W`` fails), makes a unit after a glued number below 2 singular (« 0,66 seconde »),
+  writes formulas the French way (``0{,}3302``, ``33\\,088``: ``translations.french_math``),
+  translates the alt texts of figures, which myst-nb renders after
   Sphinx's own translation pass, and the interactive figures' captions, descriptions,
-  alt texts and control labels from ``figures.po``; writes the theme's remaining English
-  interface strings in French (``FRENCH_INTERFACE``).
+  alt texts, control labels and the texts their scripts write (their ``data-strings``
+  table) from ``figures.po``, marking each figure ``lang="fr"`` so that its script writes
+  numbers the French way; writes the theme's remaining English interface strings in
+  French (``FRENCH_INTERFACE``).
 
 This is build plumbing, not course content: it is not part of the ``utils`` package
 the chapters import.
@@ -274,7 +278,8 @@ def _catalog(app, domain: str):
 
 def translate_rendered(app, doctree, docname):
     """French edition: glued numbers written the French way, glued words from ``glue.po``,
-    and the alt texts of rendered figures from the page's catalogue."""
+    formulas with the decimal comma, the interactive figures' texts from ``figures.po``, and
+    the alt texts of rendered figures from the page's catalogue."""
     lang = app.config.language or "en"
     if lang == "en" or app.builder.format != "html":
         return
@@ -300,11 +305,23 @@ def translate_rendered(app, doctree, docname):
                 continue
         if french is not None and french != text:
             node.children = [nodes.Text(french)]
+        # « 0,66 seconde »: below 2, the unit after a glued number is singular
+        after = node.next_node(descend=False, siblings=True)
+        if french is not None and isinstance(after, nodes.Text):
+            singular = translations.singular_below_two(french, str(after))
+            if singular != str(after):
+                after.parent.replace(after, nodes.Text(singular))
+    # Formulas: the decimal comma, thin spaces between thousands, « ; » between items (french_math)
+    for node in list(doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+        latex = node.astext()
+        french = translations.french_math(latex)
+        if french != latex:
+            node.children = [nodes.Text(french)]
     figures = _domain_table(app, "figures")
     for node in list(doctree.findall(nodes.raw)):
         if "html" not in node.get("format", "") or "aiayn-fig" not in node.astext():
             continue
-        html_text, missing = translations.translate_figures(node.astext(), figures.get(docname, {}))
+        html_text, missing = translations.translate_figures(node.astext(), figures.get(docname, {}), lang)
         for text in missing:
             logger.warning(f"the interactive figure's text {text[:60]!r} has no {lang} translation in "
                            f"locales/{lang}/LC_MESSAGES/figures.po (run bash .ci/translations update)",

@@ -15,7 +15,10 @@ caption, alt text, long description, knowledge check and exercise statement, in 
 source form (roles, math and inline code included). Glued values that are words, not
 numbers (``{glue:text}`` of "within noise"), are collected here into one more template,
 ``glue.pot``, with the page as context; the French build looks them up there
-(``utils/book/course_book.py``) and writes glued numbers the French way by rule.
+(``utils/book/course_book.py``) and writes glued numbers (``french_glued``) and formulas
+(``french_math``: ``0{,}3302``) the French way by rule. The interactive figures' texts,
+those of their HTML and the templates their scripts write (``figure_texts``), make
+``figures.pot``.
 ``sphinx-intl update`` then merges the templates into ``locales/LANG/LC_MESSAGES/``: a
 new message arrives untranslated, a changed one fuzzy (with the old translation kept
 as a draft), a removed one is dropped.
@@ -27,7 +30,8 @@ as a draft), a removed one is dropped.
   and link target of the English survives unchanged; the text of a ``{doc}`` or
   ``{ref}`` link may be translated, its target may not; a formula block is copied as is;
 * every number of the English is in the translation (``0.841`` may be ``0,841``; ``14,672``
-  may be ``14 672``);
+  may be ``14 672``; ``3.3e18`` must be ``3,3 × 10¹⁸``), a product of sizes takes ×
+  (``4 000 × 128``) and a unit after a number below 2 the singular (« 0,66 seconde »);
 * French typography outside code and math: the apostrophe ’, « » quotes (no ``"``), a no-break space
   (U+00A0) before ``:`` and inside « », a narrow one (U+202F) before ``;``, ``?``, ``!``
   and ``%``. ``import`` puts these spaces in for the translator (``french_typography``),
@@ -140,6 +144,30 @@ _EN_NUMBER = re.compile(_SECTION_NUMBER + r"|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\
                         r"|(?<![\w.,])\d+(?:\.\d+)?(?![\d])")
 _FR_NUMBER = re.compile(_SECTION_NUMBER + r"|(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d])"
                         r"|(?<![\w.,])\d+(?:[.,]\d+)?(?![\d])")
+#: Scientific notation as code writes it: 3.3e18, 1e-9, 2.703e-06 (English; in French prose a slip).
+_E_NOTATION = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[eE]([-+]?\d+)(?!\w|[.,]\d)")
+SUPERSCRIPTS = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
+_FROM_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+#: Scientific notation as French prose writes it: 3,3 × 10¹⁸, 10⁻⁹ (and, in an English glued value, 3.2 × 10¹⁴).
+_TIMES_TEN = re.compile(r"(?:(?<![\w.,])(\d+(?:[.,]\d+)?)[ \u00a0\u202f]?×[ \u00a0\u202f]?)?(?<![\w.,])10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+
+
+def _sci_key(mantissa: str, exponent: str) -> str:
+    """One number in scientific notation, whichever way it is written: ``sci:3.3e+18``."""
+    return f"sci:{float(mantissa.replace(',', '.')) * 10 ** int(exponent):.6g}"
+
+
+def _numbers(masked: str, forms: tuple) -> tuple[list[str], str]:
+    """(the scientific values of ``masked`` written in any of ``forms`` as ``sci:`` keys,
+    ``masked`` without them)."""
+    found = []
+
+    def take(m):
+        found.append(_sci_key(m.group(1) or "1", m.group(2).translate(_FROM_SUPERSCRIPTS)))
+        return " "
+    for rx in forms:
+        masked = rx.sub(take, masked)
+    return found, masked
 
 
 _SUFFIXED = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)([KM])(?![\w])")
@@ -147,8 +175,10 @@ _SUFFIXED = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)([KM])(?![\w])")
 
 def english_numbers(text: str) -> list[str]:
     """The numbers of English prose (outside protected spans), thousands separators removed
-    (``40K`` gives ``40``; see ``english_number_options``)."""
-    return sorted(n.replace(",", "") for n in _EN_NUMBER.findall(protected(text)[1]))
+    (``40K`` gives ``40``; see ``english_number_options``; ``3.3e18`` gives ``sci:3.3e+18``,
+    which a translation may write ``3,3 × 10¹⁸``)."""
+    sci, masked = _numbers(protected(text)[1], (_E_NOTATION, _TIMES_TEN))
+    return sorted(sci + [n.replace(",", "") for n in _EN_NUMBER.findall(masked)])
 
 
 def english_number_options(text: str) -> list[set[str]]:
@@ -167,9 +197,11 @@ def english_number_options(text: str) -> list[set[str]]:
 
 
 def french_numbers(text: str) -> list[str]:
-    """The numbers of French prose, written the English way (``14 672,5`` -> ``14672.5``)."""
-    out = []
-    for n in _FR_NUMBER.findall(protected(text)[1]):
+    """The numbers of French prose, written the English way (``14 672,5`` -> ``14672.5``;
+    ``3,3 × 10¹⁸`` -> ``sci:3.3e+18``)."""
+    sci, masked = _numbers(protected(text)[1], (_TIMES_TEN, _E_NOTATION))
+    out = sci
+    for n in _FR_NUMBER.findall(masked):
         if n.count(".") >= 2:  # a section number, 3.2.1
             out.append(n)
         else:
@@ -177,22 +209,37 @@ def french_numbers(text: str) -> list[str]:
     return sorted(out)
 
 
+def french_scientific(mantissa: str, exponent: str) -> str:
+    """``3.24``, ``+14`` -> ``3,24 × 10¹⁴`` (no-break spaces around ×); a mantissa of 1 is left out
+    (``1``, ``-05`` -> ``10⁻⁵``)."""
+    power = "10" + str(int(exponent)).translate(SUPERSCRIPTS)
+    return power if mantissa == "1" else f"{mantissa.replace('.', ',')}{NBSP}×{NBSP}{power}"
+
+
 def french_number(text: str) -> str | None:
     """``text`` written the French way if it is one number (a glued value), else None:
     ``14,672`` -> ``14 672`` (narrow no-break spaces), ``0.841`` -> ``0,841``, ``26.2%`` ->
-    ``26,2 %``, ``3.24e14`` -> ``3,24e14``."""
-    m = re.fullmatch(r"([-\u2212+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?([eE][-+]?\d+)?(%?)", text.strip())
+    ``26,2 %``, ``3.24e14`` and ``3.24 × 10¹⁴`` -> ``3,24 × 10¹⁴`` (no-break spaces), ``1e-05`` -> ``10⁻⁵``."""
+    text = text.strip()
+    m = re.fullmatch(r"([-\u2212+]?)(\d+(?:\.\d+)?)[ \u00a0\u202f]?×[ \u00a0\u202f]?10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
+    if m:
+        return m.group(1) + french_scientific(m.group(2), m.group(3).translate(_FROM_SUPERSCRIPTS))
+    m = re.fullmatch(r"([-\u2212+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?([eE][-+]?\d+)?(%?)", text)
     if not m:
         return None
     sign, whole, frac, exp, pct = m.groups()
-    out = sign + whole.replace(",", NNBSP) + ("," + frac if frac else "") + (exp or "")
+    if exp:
+        return sign + french_scientific(whole + ("." + frac if frac else ""), exp[1:]) + (NNBSP + "%" if pct else "")
+    out = sign + whole.replace(",", NNBSP) + ("," + frac if frac else "")
     return out + (NNBSP + "%" if pct else "")
 
 
 def french_glued(text: str) -> str | None:
     """A glued value written the French way if it is a number, a range of two numbers
-    (``0.46-0.49`` -> ``0,46-0,49``) or a bracketed list of numbers (``[2.0093, 1.3302]`` ->
-    ``[2,0093 ; 1,3302]``), else None (words: see ``glue.po``)."""
+    (``0.46-0.49`` -> ``0,46-0,49``), a bracketed list of numbers (``[2.0093, 1.3302]`` ->
+    ``[2,0093 ; 1,3302]``), an interval (``-0.54 to +0.23`` -> ``-0,54 à +0,23``) or a bound
+    (``1.4e-06 < 1e-05`` -> ``1,4 × 10⁻⁶ < 10⁻⁵``), else
+    None (words: see ``glue.po``)."""
     single = french_number(text)
     if single is not None:
         return single
@@ -204,7 +251,85 @@ def french_glued(text: str) -> str | None:
         items = [french_number(x) for x in m.group(1).split(",")]
         if items and all(items):
             return "[" + (NNBSP + "; ").join(items) + "]"
+    m = re.fullmatch(r"(\S+) to (\S+)", text.strip())  # an interval: 0.55 to 1.86
+    if m and french_number(m.group(1)) is not None and french_number(m.group(2)) is not None:
+        return f"{french_number(m.group(1))} à {french_number(m.group(2))}"
+    m = re.fullmatch(r"(\S+) ([<>≤≥]) (\S+)", text.strip())
+    if m and french_number(m.group(1)) is not None and french_number(m.group(3)) is not None:
+        return f"{french_number(m.group(1))}{NBSP}{m.group(2)} {french_number(m.group(3))}"
     return None
+
+
+#: Words that follow a number in the French prose and take the singular below 2 (« 0,66 seconde »,
+#: « 1,5 heure »): {plural: singular}.
+UNITS_BELOW_TWO = {w + "s": w for w in (
+    "seconde", "milliseconde", "minute", "heure", "jour", "semaine", "mois", "point", "million", "milliard",
+    "étape", "époque", "paramètre", "jeton", "mot", "sous-mot", "paire", "phrase", "couche", "tête", "lettre",
+    "ligne", "valeur", "exemple", "erreur", "graine", "cœur", "octet", "mégaoctet", "gigaoctet")}
+UNITS_BELOW_TWO.pop("moiss")
+_PLURAL_AFTER = re.compile(r"([ \u00a0\u202f]+)(" + "|".join(sorted(map(re.escape, UNITS_BELOW_TWO), key=len,
+                                                                   reverse=True)) + r")(?![\w-])")
+
+
+def _french_value(number: str) -> float | None:
+    try:
+        return float(re.sub(r"[ \u00a0\u202f]", "", number).replace(",", ".").replace("\u2212", "-"))
+    except ValueError:
+        return None
+
+
+def singular_below_two(number: str, following: str) -> str:
+    """``following`` (the text after a number written the French way) with a plural unit that
+    starts it made singular when the number is below 2 in absolute value (« 0,66 secondes »
+    -> « 0,66 seconde »), else unchanged."""
+    value = _french_value(number)
+    m = _PLURAL_AFTER.match(following)
+    if value is None or abs(value) >= 2 or not m:
+        return following
+    return m.group(1) + UNITS_BELOW_TWO[m.group(2)] + following[m.end():]
+
+
+def plural_below_two(text: str) -> list[str]:
+    """The places of French ``text`` (its prose) where a number below 2 is followed by a plural
+    unit of ``UNITS_BELOW_TWO`` (« 0,66 secondes »)."""
+    out = []
+    for m in _FR_NUMBER.finditer(text):
+        if re.search(r"[-+\u2212×/*][ \u00a0\u202f]*$", text[:m.start()]):
+            continue  # a term of a sum (« V - 1 jetons »), not a quantity below 2
+        if m.group(0).count(".") < 2 and singular_below_two(m.group(0), text[m.end():]) != text[m.end():]:
+            out.append(text[m.start():m.end() + 20])
+    return out
+
+
+# ----------------------------------------------------------------------------- formulas
+
+_MATH_DECIMAL = re.compile(r"(?<![\w.\\])(\d+)\.(\d+)(?![\d.])")
+_MATH_THOUSANDS = re.compile(r"(?<=\d)\{,\}(?=\d{3}(?!\d))")
+
+
+def french_math(latex: str) -> str:
+    """A formula (LaTeX, as in ``$...$`` or a display block) written the French way: a decimal
+    comma in braces, so TeX adds no space after it (``0.3302`` -> ``0{,}3302``); thousands set
+    off by a thin space (``33{,}088`` -> ``33\\,088``); and in a formula that holds a decimal
+    number, the commas that separate items at the top level of the braces written ``\\,;``
+    (``[0.7071, 0, 0.7071]`` -> ``[0{,}7071\\,; 0\\,; 0{,}7071]``: « 0,7071 ; 0 ; 0,7071 »).
+    Commas inside braces (``x_{i,j}``) and TeX's ``\\,`` are not touched. Apply it once, to
+    the English formula: in French ``{,}`` is the decimal comma."""
+    out = _MATH_THOUSANDS.sub(r"\\,", latex)
+    out, decimals = _MATH_DECIMAL.subn(r"\1{,}\2", out)
+    if not decimals:
+        return out
+    text, depth = [], 0
+    for i, ch in enumerate(out):
+        if ch == "{" and (i == 0 or out[i - 1] != "\\"):
+            depth += 1
+        elif ch == "}" and (i == 0 or out[i - 1] != "\\"):
+            depth -= 1
+        elif ch == "," and depth == 0 and (i == 0 or out[i - 1] != "\\"):
+            text.append("\\,;")
+            continue
+        text.append(ch)
+    return "".join(text)
 
 
 # ----------------------------------------------------------------------------- typography
@@ -219,8 +344,9 @@ def _link_text_typography(span: str) -> str:
 
 def french_typography(text: str) -> str:
     """Put the French spaces into a translation, outside protected spans: U+00A0 before
-    ``:`` and inside « » (straight double quotes become « »), U+202F before ``;``, ``?``,
-    ``!`` and ``%`` and between the thousands of a number (``14 672``). Idempotent."""
+    ``:`` and inside « » (straight double quotes become « ») and around ``×`` between numbers,
+    U+202F before ``;``, ``?``, ``!`` and ``%`` and between the thousands of a number
+    (``14 672``). Idempotent."""
     spans, _, s = _protect(text)
     spans = [_link_text_typography(span) for span in spans]
     # the typographic apostrophe: Sphinx's smart quotes would turn l'*entropie* into l”entropie
@@ -233,6 +359,7 @@ def french_typography(text: str) -> str:
     s = re.sub(r"(?<=\d)[ \u202f]:(?=\s|$)", NBSP + ":", s)
     s = re.sub(r"(?<=[^\s;?!])[ \u00a0]?([;?!])(?=[\s*_»)]|$)", NNBSP + r"\1", s)
     s = re.sub(r"(?<=\d)[ \u00a0]?%", NNBSP + "%", s)
+    s = re.sub(r"(?<=\d)[ \u00a0\u202f]?×[ \u00a0\u202f]?(?=\d)", NBSP + "×" + NBSP, s)  # 4 000 × 128, 3,2 × 10¹⁴
     s = re.sub(r"(?<![\w.,])(\d{1,3})((?:[ \u00a0]\d{3})+)(?![\d])",
                lambda m: m.group(1) + re.sub("[ \u00a0]", NNBSP, m.group(2)), s)
     return _unmask(s, spans)
@@ -304,6 +431,15 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
             out.append(f"decimal point in prose (French writes {m.group(0).replace('.', ',')}): "
                        f"…{s[max(0, m.start() - 20):m.end()]!r}")
             break
+    m = _E_NOTATION.search(s)
+    if m:
+        out.append(f"scientific notation as code writes it ({m.group(0)}): French prose writes "
+                   f"{french_scientific(m.group(1).replace(',', '.'), m.group(2))}")
+    m = re.search(r"\d+(?:[ \u00a0\u202f]\d{3})*[ \u00a0\u202f]?x[ \u00a0\u202f]?\d+", s)
+    if m:
+        out.append(f"a product of sizes is written with × ({m.group(0).replace('x', '×')}), not x")
+    for place in plural_below_two(s):
+        out.append(f"singular below 2 (« 0,66 seconde », « 1,5 heure »): …{place!r}")
     if msgstr == msgid and SAME_ON_PURPOSE not in comments and len(re.findall(r"[A-Za-z]{3,}", en_masked)) >= 3:
         out.append(f"identical to the English (if on purpose, add the translator comment '# {SAME_ON_PURPOSE}')")
     return out
@@ -623,18 +759,25 @@ def glue_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
     return out
 
 
+#: The attribute in which a figure's Python passes its script the texts the script writes
+#: ({key: template}; ``utils/figures/base.py``).
+FIGURE_STRINGS = "data-strings"
+
+
 def figure_texts(soup) -> list[tuple]:
     """The translatable texts of every interactive figure (``figure.aiayn-fig``) of a parsed
     HTML output: (node, attribute or None, text). The node is an element whose whole text
     it is, or with an attribute the element that carries it, or with ``"string"`` a text
-    node of a label (beside its inputs and outputs)."""
+    node of a label (beside its inputs and outputs), or with ``("data-strings", key)`` the
+    figure whose script writes that template (its table of strings, in page order)."""
     import bs4
 
     out = []
     for fig in soup.select("figure.aiayn-fig"):
         desc = fig.get("aria-describedby")
         plain = [fig.find("figcaption"), fig.find(id=desc) if desc else None, *fig.find_all("legend"),
-                 *[b for b in fig.find_all("button") if any(a in b.attrs for a in _UI_BUTTONS)]]
+                 *[b for b in fig.find_all("button") if any(a in b.attrs for a in _UI_BUTTONS)],
+                 *fig.select(".fig-note")]  # a note written in the HTML (one the script fills is empty)
         for el in plain:
             if el is not None and el.find(True) is None and re.search(r"[A-Za-z]{2,}", el.get_text()):
                 out.append((el, None, el.get_text()))
@@ -644,18 +787,34 @@ def figure_texts(soup) -> list[tuple]:
             for child in label.children:
                 if isinstance(child, bs4.NavigableString) and re.search(r"[A-Za-z]{2,}", child):
                     out.append((child, "string", child.strip()))
+        for key, text in json.loads(fig.get(FIGURE_STRINGS) or "{}").items():
+            if re.search(r"[A-Za-z]{2,}", PLACE.sub("", text)):
+                out.append((fig, (FIGURE_STRINGS, key), text))
     return out
 
 
-def translate_figures(html_text: str, table: dict[str, str]) -> tuple[str, list[str]]:
+#: A place in a figure's template, ``{name}``, that its script fills (kept by a translation).
+PLACE = re.compile(r"\{[a-z_]+\}")
+
+
+def translate_figures(html_text: str, table: dict[str, str], lang: str | None = None) -> tuple[str, list[str]]:
     """(``html_text`` with its interactive figures' texts replaced from ``table``
-    {English: translation}, the English texts that ``table`` lacks)."""
+    {English: translation}, the English texts that ``table`` lacks). With ``lang``, each
+    figure is marked ``lang=LANG``: its script then writes numbers the way that language
+    does (``js/common.js``, ``aiaynFig.locale``)."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html_text, "html.parser")
     missing = []
+    strings: dict = {}
     for node, attr, text in figure_texts(soup):
-        if text not in table:
+        if isinstance(attr, tuple):
+            table_of = strings.setdefault(id(node), (node, json.loads(node[FIGURE_STRINGS])))[1]
+            if text in table:
+                table_of[attr[1]] = table[text]
+            else:
+                missing.append(text)
+        elif text not in table:
             missing.append(text)
         elif attr is None:
             node.string = table[text]
@@ -664,21 +823,45 @@ def translate_figures(html_text: str, table: dict[str, str]) -> tuple[str, list[
             node.replace_with(lead + table[text] + trail)
         else:
             node[attr] = table[text]
+    for node, table_of in strings.values():
+        node[FIGURE_STRINGS] = json.dumps(table_of, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if lang:
+        for fig in soup.select("figure.aiayn-fig"):
+            fig["lang"] = lang
     return str(soup), missing
 
 
+def figure_templates() -> dict[str, dict[str, str]]:
+    """{figure kind: {key: English template}} of the templates each kind's script writes, from
+    ``utils.figures`` (the code, not a stored output: a page whose notebook still holds an
+    older figure has the current templates in its catalogue all the same)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from utils.figures import STRINGS  # absolute: Sphinx loads this file outside the package
+    finally:
+        sys.path.pop(0)
+    return STRINGS
+
+
 def figure_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
-    """(page, text) of every translatable text of the interactive figures of the toc pages."""
+    """(page, text) of every translatable text of the interactive figures of the toc pages:
+    those of their stored HTML, and the current templates of each kind of figure shown."""
     from bs4 import BeautifulSoup
 
     out = []
+    templates = figure_templates()
     for name, nb in _toc_notebooks(root):
         for cell in nb["cells"]:
             for o in cell.get("outputs", []):
                 html_text = "".join(o.get("data", {}).get("text/html", ""))
                 if "aiayn-fig" not in html_text:
                     continue
-                for _, _, text in figure_texts(BeautifulSoup(html_text, "html.parser")):
+                soup = BeautifulSoup(html_text, "html.parser")
+                texts = [text for _, _, text in figure_texts(soup)]
+                for fig in soup.select("figure.aiayn-fig"):
+                    texts += [t for t in templates.get(fig.get("data-figure"), {}).values()
+                              if re.search(r"[A-Za-z]{2,}", PLACE.sub("", t))]
+                for text in texts:
                     if (name, text) not in out:
                         out.append((name, text))
     return out

@@ -45,3 +45,72 @@ def set_seed(seed: int = 0, threads: int = THREADS) -> None:
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+#: The devices a training or decoding command accepts (``--device``); the shipped runs used "cpu".
+DEVICE_KINDS = ("cpu", "cuda")
+
+
+def resolve_device(device="cpu") -> torch.device:
+    """The ``torch.device`` a training or decoding command runs on, checked.
+
+    Args:
+        device: "cpu" (the default, the device of every shipped run), "cuda" or "cuda:N"
+            (a CUDA GPU, when PyTorch sees one), as a str or a ``torch.device``.
+
+    Returns:
+        The ``torch.device``. Choosing "cuda" also sets ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
+        unless it is set, so that cuBLAS runs deterministically under ``set_seed``'s
+        ``torch.use_deterministic_algorithms``. A run's numbers on a GPU are not its
+        numbers on the CPU: another order of additions, another random generator for dropout.
+
+    Raises:
+        TypeError: ``device`` is neither a str nor a ``torch.device``.
+        ValueError: ``device`` names no device, or a device other than the CPU or a CUDA GPU.
+        RuntimeError: a CUDA GPU is asked for and PyTorch sees none (a CPU-only build of
+            PyTorch, or no GPU visible), or ``cuda:N`` names a GPU beyond those it sees.
+    """
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a str such as 'cpu' or 'cuda' (or a torch.device), "
+                        f"got {type(device).__name__} {device!r}")
+    try:
+        chosen = torch.device(device)
+    except RuntimeError:
+        chosen = None
+    if chosen is None or chosen.type not in DEVICE_KINDS:
+        raise ValueError(f"device must be 'cpu' or 'cuda' (or 'cuda:N', a GPU's index), got {str(device)!r}")
+    if chosen.type == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        why = (f"this PyTorch ({torch.__version__}) is a CPU-only build" if torch.version.cuda is None
+               else f"PyTorch {torch.__version__} (built for CUDA {torch.version.cuda}) sees no GPU")
+        raise RuntimeError(f"device {str(device)!r} asks for a CUDA GPU, but {why}: use device 'cpu' (--device cpu, "
+                           f"the default), or run where a GPU is (in Colab: Runtime > Change runtime type > GPU)")
+    if chosen.index is not None and chosen.index >= torch.cuda.device_count():
+        raise RuntimeError(f"device {str(device)!r} names GPU {chosen.index}, but PyTorch sees "
+                           f"{torch.cuda.device_count()} (cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    return chosen
+
+
+def add_device_option(parser) -> None:
+    """Add ``--device`` (default "cpu") to an ``argparse`` parser of a training or decoding command.
+
+    The value is checked by ``resolve_device`` as the arguments are parsed, so a GPU that is
+    not there stops the command at once with the reason (``error: argument --device: ...``).
+    The parsed value is the str given ("cpu", "cuda" or "cuda:N").
+    """
+    import argparse
+
+    def device_arg(text: str) -> str:
+        try:
+            resolve_device(text)
+        except (ValueError, RuntimeError) as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
+
+    parser.add_argument("--device", type=device_arg, default="cpu",
+                        help="where to run: cpu (the default; every shipped run's device) or cuda (a CUDA GPU, "
+                             "when there is one); the device never enters a run's config or log, and a run "
+                             "resumed on another device is the same run, but its numbers are not bit for bit "
+                             "those of the CPU")

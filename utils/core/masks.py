@@ -50,10 +50,12 @@ def causal_mask(n: int):
 def target_mask(tgt, pad_id: int = PAD_ID):
     """Padding and causal masks together: (batch, len) -> (batch, 1, len, len).
 
+    The mask lies on the device of ``tgt`` (the CPU, or a GPU).
+
     Raises:
         TypeError, ValueError: as for ``padding_mask``.
     """
-    return padding_mask(tgt, pad_id) & causal_mask(tgt.size(1))
+    return padding_mask(tgt, pad_id) & causal_mask(tgt.size(1)).to(tgt.device)
 
 
 def shift_right(tgt, bos_id: int = BOS_ID):

@@ -15,22 +15,32 @@ logged step (its batch order replayed, each batch counted by ``utils.experiments
 and the test split decoded as chapter 15 decodes it (beam 4, alpha 0.6, on the average
 of the last 5 checkpoints), with WER and PER. ``timing`` (``time_steps``) writes ``RUNS / "timing.json"``:
 seconds per training step of each model on one thread, measured on the same batches.
+
+Chapter 17 reads the runs with ``mean_interval`` (mean and t-interval over seeds),
+``word_errors`` and ``paired_bootstrap`` (the gap between the models, resampling test
+words; ``bootstrap_wer_per`` for both scores on one draw), ``dev_summary`` (held-out loss and WER at the end of a run), ``separation_p``
+(the p-value of the non-overlap rule) and ``dropout_sites`` (where each model drops).
+Issue 34's equal tuning runs one configuration of ``TUNING_GRID`` per command, resumable::
+
+    .venv/bin/python -m utils.experiments.baseline tune --arch recurrent --config 0 --workdir W
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import statistics
 import time
 
+import numpy as np
 import torch
 
 from ..core.checks import is_int
-from ..core.env import CHECKPOINTS
+from ..core.env import CHECKPOINTS, add_device_option
 from ..core.masks import PAD_ID
-from ..model.recurrent import G2P_RECURRENT
+from ..model.recurrent import G2P_RECURRENT, new_recurrent_model
 from ..tasks import g2p
 from ..training import loop
 from .flops import recurrent_step_flops, transformer_step_flops
@@ -130,17 +140,19 @@ def logged_flops(arch: str, seed: int, records: list[dict]) -> list[int]:
     return out
 
 
-def measure(arch: str, seed: int, progress: bool = True) -> pathlib.Path:
+def measure(arch: str, seed: int, progress: bool = True, device="cpu") -> pathlib.Path:
     """Measure a shipped run into ``results_path(arch, seed)``; return that path.
 
     The file (JSON) holds the run's arch, seed, parameters, the steps its averaged
     weights come from, ``steps`` and ``flops`` (each log record's step and the training
     FLOPs up to it), and the test split (``words``) decoded with beam 4 and alpha 0.6 by
     the averaged weights (``outputs``, phones joined by spaces) with its WER and PER.
+    ``device`` ("cpu" or "cuda") is where the model decodes (``g2p.on_device``).
 
     Raises:
         FileNotFoundError: the run is not shipped (the message gives the commands).
-        ValueError: as ``logged_flops``.
+        ValueError: as ``logged_flops``; as ``g2p.on_device`` (the recurrent model on a GPU).
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     directory = run_directory(arch, seed)
     if not (directory / "log.jsonl").is_file():
@@ -151,6 +163,7 @@ def measure(arch: str, seed: int, progress: bool = True) -> pathlib.Path:
     if g2p.shipped_arch(directory) != arch or header["start"]["recipe"]["seed"] != seed:
         raise ValueError(f"{directory}/log.jsonl is not the log of {arch} seed {seed}")
     model, averaged = g2p.load_shipped("avg", directory)
+    model = g2p.on_device(model, device)
     lexicon = g2p.load_lexicon()["test"]
     words = list(lexicon)
     start = time.perf_counter()
@@ -199,7 +212,7 @@ def finished_runs() -> list[tuple[str, int]]:
     return [(arch, seed) for arch in g2p.ARCHS for seed in SEEDS if results_path(arch, seed).is_file()]
 
 
-def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
+def time_steps(steps: int = 80, progress: bool = True, device="cpu") -> pathlib.Path:
     """Seconds per training step (forward, loss, backward, Adam) of each model, on one thread,
     into ``TIMING``; return its path.
 
@@ -207,12 +220,12 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
     step of the Transformer and one of the recurrent model alternate (a shared machine's
     noise falls on both). The file holds every measured time, the mean and median of
     each model, and the machine (``g2p.versions()``, with the CPU's name when Linux gives it).
+    ``device`` is where the models train ("cpu"; the recurrent model runs on the CPU only).
 
     Raises:
-        ValueError: ``steps`` is not an int >= 3.
+        ValueError: ``steps`` is not an int >= 3; as ``g2p.on_device`` (a GPU: the recurrent model).
     """
     from ..core.env import set_seed
-    from ..model.recurrent import new_recurrent_model
     from ..training.recipe import LabelSmoothingLoss, make_optimizer, train_step
 
     if not is_int(steps) or steps < 3:
@@ -221,12 +234,13 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
     pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
     vocab = len(g2p.G2PVocab())
     models = {"transformer": g2p.new_model(vocab), "recurrent": new_recurrent_model(vocab)}
+    models = {name: g2p.on_device(m, device) for name, m in models.items()}
     criterion = LabelSmoothingLoss(g2p.G2P_TRAIN["eps_ls"])
     optimizers = {name: make_optimizer(m, g2p.G2P_TRAIN["warmup"]) for name, m in models.items()}
     chosen = torch.randperm(len(batches), generator=torch.Generator().manual_seed(0))[: steps + 1].tolist()
     seconds = {name: [] for name in models}
     for k, b in enumerate(chosen):
-        src, tgt = g2p.collate([pairs[i] for i in batches[b]])
+        src, tgt = (x.to(device) for x in g2p.collate([pairs[i] for i in batches[b]]))
         for name, model in models.items():
             model.train()
             t0 = time.perf_counter()
@@ -251,19 +265,454 @@ def time_steps(steps: int = 80, progress: bool = True) -> pathlib.Path:
     return TIMING
 
 
+# ---------------------------------------------------------------- statistics of the shipped runs (issue 34)
+
+#: The paired bootstrap that chapter 17 prints: resamples of the test words and the seed of their draw.
+BOOTSTRAP = dict(resamples=10_000, seed=0)
+
+
+def _t_central(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with ``df`` degrees of freedom (Abramowitz and Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(df))
+    s, c = math.sin(theta), math.cos(theta)
+    if df == 1:
+        return 2 * theta / math.pi
+    term = total = 1.0 if df % 2 == 0 else c
+    for k in range(2 if df % 2 == 0 else 3, df, 2):
+        term *= (k - 1) / k * c * c
+        total += term
+    return s * total if df % 2 == 0 else 2 / math.pi * (theta + s * total)
+
+
+def t_quantile(confidence: float, df: int) -> float:
+    """The t with P(|T| < t) = ``confidence`` for Student's t with ``df`` degrees of freedom:
+    the multiplier of a two-sided interval (4.3027 for 95% and df = 2).
+
+    Exact series for integer df, inverted by bisection to the last bits of a float: the
+    same value on every machine, no SciPy needed.
+
+    Raises:
+        TypeError: ``df`` is not an int, or ``confidence`` not a real number.
+        ValueError: ``df`` < 1, or ``confidence`` outside (0, 1).
+    """
+    if not is_int(df):
+        raise TypeError(f"df must be an int, got {type(df).__name__} {df!r}")
+    if df < 1:
+        raise ValueError(f"df must be >= 1, got {df}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise TypeError(f"confidence must be a number in (0, 1), got {type(confidence).__name__} {confidence!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    df, lo, hi = int(df), 0.0, 1.0
+    while _t_central(hi, df) < confidence:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if _t_central(mid, df) < confidence else (lo, mid)
+    return hi
+
+
+def mean_interval(values, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of ``values`` and its two-sided t-interval,
+    mean -/+ t_quantile(confidence, n - 1) * s / sqrt(n), s the sample standard deviation.
+
+    The interval assumes the values (one per seed) are independent draws from a normal
+    distribution; with 3 seeds its multiplier is 4.30, so it is wide. Units are those
+    of ``values`` (a share for WER and PER, nats per token for a loss).
+
+    Raises:
+        TypeError: a value is not a real number.
+        ValueError: fewer than 2 values, a value that is not finite, or ``confidence``
+            outside (0, 1).
+    """
+    values = list(values)
+    if len(values) < 2:
+        raise ValueError(f"a t-interval needs at least 2 values, got {len(values)}")
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+        raise TypeError(f"values must be real numbers, got {values!r:.80}")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"values must be finite, got {values!r:.80}")
+    mean = math.fsum(values) / len(values)
+    half = t_quantile(confidence, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+def word_errors(outputs, refs) -> dict[str, list[int]]:
+    """Per test word, what ``g2p.wer`` and ``g2p.per`` add up: ``wrong`` (1 when the output
+    equals none of the references, else 0), ``edits`` (edit distance to the closest
+    reference) and ``length`` (that reference's length in phones).
+
+    So wer = sum(wrong) / len(wrong) and per = sum(edits) / sum(length): the terms a
+    bootstrap over words resamples.
+
+    Args:
+        outputs: one output per word, a list of phones; refs: one list of reference
+            pronunciations per word.
+
+    Raises:
+        TypeError, ValueError: as ``g2p.wer`` (one output per word, lists of phones,
+            one or more non-empty references per word).
+    """
+    g2p.wer(outputs, refs)  # checks the inputs as the scores do
+    edits, length = zip(*((d, len(best)) for d, best in (g2p.closest_reference(h, r) for h, r in zip(outputs, refs))))
+    return dict(wrong=[int(h not in r) for h, r in zip(outputs, refs)], edits=list(edits), length=list(length))
+
+
+def _error_matrix(x, name, shape=None):
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[None]
+    if a.ndim != 2 or a.shape[1] == 0 or a.shape[0] == 0:
+        raise ValueError(f"{name} must be (seeds, words) or (words,) numbers, got shape {a.shape}")
+    if shape is not None and a.shape != shape:
+        raise ValueError(f"{name} must have the shape of its errors {shape}, got {a.shape}")
+    if not np.isfinite(a).all() or (a < 0).any():
+        raise ValueError(f"{name} must hold finite numbers >= 0")
+    return a
+
+
+def paired_bootstrap(errors_a, errors_b, lengths_a=None, lengths_b=None, resamples: int = 10_000, seed: int = 0,
+                     confidence: float = 0.95, chunk: int = 500) -> dict:
+    """Paired bootstrap over words of the gap rate(a) - rate(b) between two models.
+
+    A model's rate on a set of words is the mean over its seeds of sum(errors) /
+    sum(lengths) over those words: its mean test WER (errors = ``word_errors``'
+    ``wrong``, lengths None = 1 per word) or PER (``edits`` and ``length``). Each
+    resample draws as many words as there are, with replacement, and scores both
+    models, all their seeds, on the same draw: the pairing by word. The spread it
+    measures is the test set's (which words happened to be drawn), not the seeds':
+    ``mean_interval`` over seeds measures that.
+
+    Args:
+        errors_a, errors_b: (seeds, words) or (words,) numbers >= 0; both models
+            scored on the same words in the same order (the seed counts may differ).
+        lengths_a, lengths_b: the same shapes, or None (1 per word).
+        resamples: number of bootstrap resamples; seed: seed of NumPy's PCG64
+            generator that draws them (``chunk`` resamples per draw, so the result
+            depends on resamples, seed and chunk, and on nothing else).
+        confidence: of the percentile interval.
+
+    Returns:
+        dict(gap: the observed rate(a) - rate(b); low, high: the percentile interval
+        of the resampled gaps (``numpy.quantile``, linear); share_at_or_below_zero: the
+        share of resampled gaps <= 0; resamples, seed, words).
+
+    Raises:
+        ValueError: the inputs are not (seeds, words) of the same word count, lengths
+            of another shape than their errors, a negative or non-finite number, a
+            resample set whose lengths sum to 0; resamples, chunk not positive ints,
+            seed not an int >= 0, confidence outside (0, 1).
+    """
+    return _bootstrap([(errors_a, lengths_a, errors_b, lengths_b)], resamples, seed, confidence, chunk)[0]
+
+
+def bootstrap_wer_per(scored_a: list[dict], scored_b: list[dict], resamples: int = 10_000, seed: int = 0,
+                      confidence: float = 0.95, chunk: int = 500) -> dict[str, dict]:
+    """``paired_bootstrap`` of the test WER and PER gaps at once, on the same draws.
+
+    Args:
+        scored_a, scored_b: one ``word_errors`` dict per seed of each model.
+        resamples, seed, confidence, chunk: as ``paired_bootstrap``.
+
+    Returns:
+        {"WER": ..., "PER": ...}, each exactly what ``paired_bootstrap`` returns for
+        (``wrong``) and for (``edits``, ``length``) with the same resamples and seed: the
+        two calls would draw the same words, so drawing them once changes nothing but
+        the time.
+
+    Raises:
+        ValueError: as ``paired_bootstrap``; a dict lacks ``wrong``, ``edits`` or ``length``.
+    """
+    for name, scored in dict(scored_a=scored_a, scored_b=scored_b).items():
+        if not isinstance(scored, (list, tuple)) or not scored or not all(
+                isinstance(x, dict) and {"wrong", "edits", "length"} <= set(x) for x in scored):
+            raise ValueError(f"{name} must be a list of word_errors dicts (wrong, edits, length), one per seed")
+    field = lambda scored, key: [x[key] for x in scored]  # noqa: E731
+    wer, per = _bootstrap([(field(scored_a, "wrong"), None, field(scored_b, "wrong"), None),
+                           (field(scored_a, "edits"), field(scored_a, "length"), field(scored_b, "edits"),
+                            field(scored_b, "length"))], resamples, seed, confidence, chunk)
+    return dict(WER=wer, PER=per)
+
+
+def _bootstrap(metrics, resamples, seed, confidence, chunk) -> list[dict]:
+    """paired_bootstrap of each (errors_a, lengths_a, errors_b, lengths_b) of ``metrics``, all on one draw."""
+    for name, n in dict(resamples=resamples, chunk=chunk).items():
+        if not is_int(n) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    blocks, shapes = [], []
+    for errors_a, lengths_a, errors_b, lengths_b in metrics:
+        ea, eb = _error_matrix(errors_a, "errors_a"), _error_matrix(errors_b, "errors_b")
+        la = np.ones_like(ea) if lengths_a is None else _error_matrix(lengths_a, "lengths_a", ea.shape)
+        lb = np.ones_like(eb) if lengths_b is None else _error_matrix(lengths_b, "lengths_b", eb.shape)
+        if ea.shape[1] != eb.shape[1]:
+            raise ValueError(f"both models must be scored on the same words: {ea.shape[1]} and {eb.shape[1]} words")
+        blocks += [ea, la, eb, lb]
+        shapes.append((ea.shape[0], eb.shape[0]))
+    if len({b.shape[1] for b in blocks}) != 1:
+        raise ValueError(f"every metric must be scored on the same words, got {sorted({b.shape[1] for b in blocks})} words")
+    words = blocks[0].shape[1]
+    stacked = np.concatenate(blocks).T  # (words, columns): one product per draw for every metric
+
+    def gaps(counts):  # counts (r, words): how often each word is drawn -> [(r,) gaps, one per metric]
+        sums, out, k = counts @ stacked, [], 0  # sums of counts times integers: exact in float64
+        for sa, sb in shapes:
+            ea, la, eb, lb = (sums[:, k + o:k + o + n] for o, n in ((0, sa), (sa, sa), (2 * sa, sb), (2 * sa + sb, sb)))
+            if (la == 0).any() or (lb == 0).any():
+                raise ValueError("a resample's lengths sum to 0: give every word a length > 0")
+            out.append((ea / la).mean(axis=1) - (eb / lb).mean(axis=1))
+            k += 2 * sa + 2 * sb
+        return out
+
+    observed = [float(g[0]) for g in gaps(np.ones((1, words)))]
+    rng, drawn, done = np.random.default_rng(int(seed)), [], 0
+    while done < resamples:
+        r = min(chunk, resamples - done)
+        idx = rng.integers(0, words, size=(r, words)) + np.arange(r)[:, None] * words
+        drawn.append(gaps(np.bincount(idx.ravel(), minlength=r * words).reshape(r, words).astype(np.float64)))
+        done += r
+    results = []
+    for m, gap in enumerate(observed):
+        d = np.concatenate([chunk_gaps[m] for chunk_gaps in drawn])
+        low, high = np.quantile(d, [(1 - confidence) / 2, (1 + confidence) / 2])
+        results.append(dict(gap=gap, low=float(low), high=float(high), share_at_or_below_zero=float((d <= 0).mean()),
+                            resamples=int(resamples), seed=int(seed), words=words))
+    return results
+
+
+def separation_p(n_a: int, n_b: int) -> float:
+    """Two-sided p-value of the course's rule (chapter 12): the chance that ``n_a`` and ``n_b``
+    results of equal settings, in random order, fall into two non-overlapping groups,
+    2 / C(n_a + n_b, n_a) (0.10 for 3 and 3, so the rule can never reach 0.05 there).
+
+    Raises:
+        ValueError: a count is not a positive int.
+    """
+    for name, n in dict(n_a=n_a, n_b=n_b).items():
+        if not is_int(n) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    return 2 / math.comb(int(n_a) + int(n_b), int(n_a))
+
+
+def dev_summary(records: list[dict], window: int = 4000) -> dict:
+    """What a run's log says about the held-out (dev) split at its end, from the records
+    that hold ``dev_loss`` and ``dev_wer`` (greedy decoding of the single checkpoint of
+    that step; the loss is the label-smoothed loss per target token, in nats).
+
+    Returns:
+        dict(last_step, last_loss, best_loss, best_step (the first step with the lowest
+        loss), last_wer, loss_change and wer_change (last value minus the value
+        ``window`` steps before the last evaluation: negative = still improving)).
+
+    Raises:
+        ValueError: no record holds a dev evaluation, or none is ``window`` steps
+            before the last one.
+    """
+    evals = [(r["step"], r["dev_loss"], r["dev_wer"]) for r in records if "dev_loss" in r and "dev_wer" in r]
+    if not evals:
+        raise ValueError("the log holds no dev evaluation (dev_loss and dev_wer)")
+    at = {step: (loss, w) for step, loss, w in evals}
+    last_step, last_loss, last_wer = evals[-1]
+    if last_step - window not in at:
+        raise ValueError(f"the log has no dev evaluation at step {last_step - window:,} ({window:,} steps before its "
+                         f"last, {last_step:,})")
+    best_step, best_loss, _ = min(evals, key=lambda e: e[1])
+    return dict(last_step=last_step, last_loss=last_loss, best_loss=best_loss, best_step=best_step, last_wer=last_wer,
+                loss_change=last_loss - at[last_step - window][0], wer_change=last_wer - at[last_step - window][1])
+
+
+def dropout_sites(model: torch.nn.Module, src: torch.Tensor, tgt_in: torch.Tensor) -> list[dict]:
+    """Where ``model`` applies dropout, read from its code while it runs: one forward pass in
+    train mode with a hook on every ``nn.Dropout``, each call traced to the line of the
+    course's code that made it.
+
+    Returns:
+        One dict per line that drops, in the order of the first call: ``where``
+        ("Class.method"), ``dropped`` (the expression the line hands to dropout, or the
+        line itself), ``module`` (its name in the model), ``p`` and ``calls`` (times per
+        forward pass: a layer's line once per layer, a decoder step's once per step).
+
+    The model's mode and PyTorch's random state are as they were afterwards.
+
+    Raises:
+        TypeError: ``model`` is not an ``nn.Module``.
+    """
+    import inspect
+
+    from ..core.checks import check_module
+
+    check_module(model, "model")
+    names = {id(m): name for name, m in model.named_modules()}
+    torch_dir = str(pathlib.Path(torch.__file__).parent)
+    sites, handles = {}, []
+
+    def hook(module, args, output):
+        frame = inspect.currentframe().f_back
+        while frame is not None and frame.f_code.co_filename.startswith(torch_dir):
+            frame = frame.f_back
+        info = inspect.getframeinfo(frame, context=1)
+        line = info.code_context[0].strip() if info.code_context else ""
+        attr = names[id(module)].rsplit(".", 1)[-1]
+        owner = type(frame.f_locals["self"]).__name__ if "self" in frame.f_locals else "?"
+        dropped, start = line, line.find(f"self.{attr}(")
+        if start >= 0:  # the call's argument, up to its closing parenthesis
+            depth, begin = 0, start + len(attr) + 6
+            for k in range(begin - 1, len(line)):
+                depth += {"(": 1, ")": -1}.get(line[k], 0)
+                if depth == 0:
+                    dropped = line[begin:k]
+                    break
+        key = (info.filename, info.lineno)
+        if key not in sites:
+            sites[key] = dict(where=f"{owner}.{info.function}", dropped=dropped, module=names[id(module)],
+                              p=module.p, calls=0)
+        sites[key]["calls"] += 1
+
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            handles.append(m.register_forward_hook(hook))
+    was_training = model.training
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            model.train()
+            model(src, tgt_in)
+    finally:
+        model.train(was_training)
+        for h in handles:
+            h.remove()
+    return list(sites.values())
+
+
+# ---------------------------------------------------------------- the tuning grid (issue 34, item 1)
+
+#: The grid both models are tuned on, the same 8 configurations for each: the peak rate's
+#: factor (``recipe.rate``'s ``factor``), the warm-up steps and the dropout rate, which
+#: falls on each model's own sites (the Transformer's ``p_drop``; the recurrent model's
+#: ``p_drop`` and its optional ``p_memory``, ``p_input``, ``p_state``). It is the 2 x 2 x 2
+#: design factor {0.5, 1} x warm-up {1,000, 4,000} x dropout {0.1, 0.3}; since a shorter
+#: warm-up raises the peak of equation 3, the peak rates span 0.5x to 2x the present
+#: recipe's. Configurations 0-3 are a half of it (each setting twice, each pair of
+#: settings once) that holds the present recipe's schedule (configuration 0): 4 runs per
+#: model estimate every main effect; 4-7 complete the design if the cores allow.
+TUNING_GRID = (
+    dict(factor=1.0, warmup=4000, dropout=0.1),
+    dict(factor=0.5, warmup=1000, dropout=0.1),
+    dict(factor=0.5, warmup=4000, dropout=0.3),
+    dict(factor=1.0, warmup=1000, dropout=0.3),
+    dict(factor=0.5, warmup=4000, dropout=0.1),
+    dict(factor=1.0, warmup=1000, dropout=0.1),
+    dict(factor=1.0, warmup=4000, dropout=0.3),
+    dict(factor=0.5, warmup=1000, dropout=0.3),
+)
+#: Steps of every tuning run (a third of the present budget); a configuration is chosen by dev WER.
+TUNING_STEPS = 6000
+
+
+def tuning_model(arch: str, config: int, vocab_size: int | None = None) -> torch.nn.Module:
+    """The model of configuration ``config`` of ``TUNING_GRID`` for ``arch``, freshly initialised
+    (from PyTorch's global generator, as ``train_g2p`` builds it).
+
+    Raises:
+        ValueError: ``arch`` is not in ``g2p.ARCHS``, or ``config`` not an index of ``TUNING_GRID``.
+    """
+    _check_tuning(arch, config)
+    p = TUNING_GRID[config]["dropout"]
+    vocab_size = len(g2p.G2PVocab()) if vocab_size is None else vocab_size
+    if arch == "transformer":
+        return g2p.new_model(vocab_size, p_drop=p)
+    return new_recurrent_model(vocab_size, p_drop=p, p_memory=p, p_input=p, p_state=p)
+
+
+def _check_tuning(arch, config):
+    _check_run(arch, 0)
+    if not is_int(config) or not 0 <= config < len(TUNING_GRID):
+        raise ValueError(f"config must be an index of TUNING_GRID, 0..{len(TUNING_GRID) - 1}, got {config!r}")
+
+
+def tune(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int = 0, threads: int = 1,
+         progress: bool = True, dev_eval: bool = True) -> pathlib.Path:
+    """Train configuration ``config`` of ``TUNING_GRID`` for ``arch`` in ``workdir``; resumable.
+    Return the path of its log.
+
+    Everything but the grid's three settings is ``train_g2p``'s: the same batches in the
+    same order for ``seed``, label smoothing, Adam, a dev evaluation (loss, greedy WER
+    and PER of the last checkpoint) every ``G2P_TRAIN["eval_every"]`` steps, and the
+    work folder's ``state.pt`` to resume from, so running the same command again
+    continues where it stopped. Only the last checkpoint is kept (tuning reads the log).
+    ``dev_eval=False`` skips the dev evaluations (for tests).
+
+    Raises:
+        ValueError: as ``tuning_model``; ``steps``, ``threads`` not positive ints, ``seed``
+            not an int >= 0; the work folder holds another run (``loop.Run``'s message).
+    """
+    from ..core.env import set_seed
+    from ..training.recipe import LabelSmoothingLoss, dev_loss, rate
+
+    _check_tuning(arch, config)
+    for name, n in dict(steps=steps, threads=threads).items():
+        if not is_int(n) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    _check_run(arch, seed)
+    settings, cfg = TUNING_GRID[config], g2p.G2P_TRAIN
+    set_seed(int(seed), threads=int(threads))
+    vocab, lexicon = g2p.G2PVocab(), g2p.cached_lexicon()
+    pairs, dev_pairs, batches = g2p.training_data(cfg["max_tokens"])
+    model = tuning_model(arch, config, len(vocab))
+    criterion = LabelSmoothingLoss(cfg["eps_ls"])
+    d_model = model.embed.d_model
+
+    def evaluate(model, step):
+        scores = g2p.score_split(model, lexicon["dev"], vocab)
+        return dict(dev_loss=dev_loss(model, dev_pairs, criterion), dev_wer=scores["wer"], dev_per=scores["per"])
+
+    run = loop.Run(model, loop.EpochBatches(batches, lambda indices: g2p.collate([pairs[i] for i in indices]), int(seed)),
+                   schedule=lambda step: rate(step, d_model, settings["warmup"], settings["factor"]),
+                   criterion=criterion, save_every=cfg["save_every"], keep_last=1, evaluate=evaluate if dev_eval else None,
+                   eval_every=cfg["eval_every"], workdir=workdir, name="baseline tune", progress=progress,
+                   desc=f"tuning {arch} config {config}",
+                   config=dict(kind="G2P tuning run", arch=arch, config=int(config), **settings, seed=int(seed),
+                               recipe={k: v for k, v in cfg.items() if k not in ("steps", "warmup", "seed")}),
+                   header=dict(versions=g2p.versions(), params=sum(p.numel() for p in model.parameters())))
+    run.train(int(steps))
+    return pathlib.Path(workdir) / "log.jsonl"
+
+
+def _add_tune_parser(sub):
+    u = sub.add_parser("tune", help=f"train one configuration of TUNING_GRID ({TUNING_STEPS:,} steps, resumable)")
+    u.add_argument("--arch", choices=g2p.ARCHS, required=True)
+    u.add_argument("--config", type=int, choices=range(len(TUNING_GRID)), required=True,
+                   help="index of TUNING_GRID: " + "; ".join(f"{k}: x{c['factor']:g}, warm-up {c['warmup']:,}, dropout "
+                                                            f"{c['dropout']:g}" for k, c in enumerate(TUNING_GRID)))
+    u.add_argument("--workdir", required=True, help="its own folder per run; the same command resumes it")
+    u.add_argument("--steps", type=int, default=TUNING_STEPS, help="(default: %(default)s)")
+    u.add_argument("--seed", type=g2p.seed_arg, default=0, help="(default: %(default)s)")
+    u.add_argument("--threads", type=int, default=1, help="(default: %(default)s)")
+
+
 def _main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m utils.experiments.baseline", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("evaluate", help="training FLOPs and test WER/PER (beam 4, averaged weights) of a shipped run")
     e.add_argument("--arch", choices=g2p.ARCHS, required=True)
     e.add_argument("--seed", type=g2p.seed_arg, required=True)
+    add_device_option(e)
     t = sub.add_parser("timing", help="seconds per training step of each model on one thread")
     t.add_argument("--steps", type=int, default=80, help="batches to time (default: %(default)s)")
+    add_device_option(t)
+    _add_tune_parser(sub)
     args = parser.parse_args(argv)
+    if args.cmd == "tune":
+        print("wrote", tune(args.arch, args.config, args.workdir, args.steps, args.seed, args.threads))
+        return
     if args.cmd == "evaluate":
-        print("wrote", measure(args.arch, args.seed))
+        print("wrote", measure(args.arch, args.seed, device=args.device))
     else:
-        print("wrote", time_steps(args.steps))
+        print("wrote", time_steps(args.steps, device=args.device))
 
 
 if __name__ == "__main__":

@@ -17,14 +17,14 @@ import pathlib
 
 import torch
 
-from ..core.env import ROOT
+from ..core.env import ROOT, add_device_option, resolve_device
 from ..tasks.translation import data as tr
 from ..tasks.translation import train as mt
 from ..training.checkpoints import torch_load
 from .flops import translation_training_flops
 
 
-def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR) -> tuple[pathlib.Path, pathlib.Path]:
+def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu") -> tuple[pathlib.Path, pathlib.Path]:
     """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
     ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
     checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
@@ -36,15 +36,19 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR) -> tuple[pathli
     The translations are checked against the log: their BLEU and chrF must equal what the run
     recorded at its last step, to the last digit (one thread, as the run decoded). A run
     decoded on another machine than it trained on may differ in a few sentences; then
-    nothing is written.
+    nothing is written. ``device`` ("cpu" or "cuda") is where the model decodes: a run
+    trained on one device is best measured on it.
 
     Raises:
         FileNotFoundError: ``workdir`` lacks the log or the last step's checkpoint.
         ValueError: ``name`` is not a plain file name; the log's last record has no dev
-            evaluation; the translations do not score what the log says.
+            evaluation; the translations do not score what the log says; ``device`` is not
+            "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ValueError(f"name must be a plain file name such as 'pdrop0.3', got {name!r}")
+    device = resolve_device(device)
     workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
     header, records = mt.read_log(workdir / "log.jsonl")
     last = records[-1]
@@ -55,6 +59,7 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR) -> tuple[pathli
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: the run's last checkpoint is needed to mt.translate the dev split")
     model.load_state_dict(torch_load(path, f"a checkpoint saved by {mt.NAME} (a state_dict)", "train the run again"))
+    model = model.to(device)
     dev = tr.cached_pairs(tr.data_path(), header["start"].get("split", "buckets"))["dev"][: header["dev_pairs"]]
     sources, streams = tr.reference_streams(dev)
     threads = torch.get_num_threads()
@@ -106,11 +111,12 @@ def _main(argv=None):
                        f"{mt.MEASURE_DIR.relative_to(ROOT)}/NAME.jsonl and NAME.dev.json (chapter 16's ablations)")
     r.add_argument("--workdir", required=True)
     r.add_argument("--name", required=True, help="the files' name, e.g. pdrop0.3")
+    add_device_option(r)
     sub.add_parser("measure-flops", help=f"count the training FLOPs of the runs {', '.join(mt.SIZE_RUNS)} at each "
                    f"evaluation into {mt.RUN_FLOPS_FILE.relative_to(ROOT)} (chapter 16 reads it)")
     args = parser.parse_args(argv)
     if args.cmd == "measure-run":
-        print("wrote", *ship_measurement(args.workdir, args.name))
+        print("wrote", *ship_measurement(args.workdir, args.name, device=args.device))
     else:
         print("wrote", write_run_flops())
 

@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..core.checks import check_positive_int, check_tensor, is_int
-from ..core.env import CHECKPOINTS
+from ..core.env import CHECKPOINTS, add_device_option, resolve_device
 from ..core.masks import PAD_ID, causal_mask, shift_right
 from ..model.attention import MultiHeadAttention, scaled_dot_product_attention
 from ..model.layers import DecoderLayer, EncoderLayer, LayerNorm
@@ -302,10 +302,12 @@ def metrics_on(model, src, tgt) -> dict:
     Token accuracy is the share of target tokens that are the most probable
     token, on the same teacher-forced pass.
 
-    Shapes: src (batch, S), tgt (batch, S + 1) as from ``reversal_batch``.
+    Shapes: src (batch, S), tgt (batch, S + 1) as from ``reversal_batch``; they go to the model's device.
     Returns {"exact": float in [0, 1], "ppl": float >= 1, "token_acc": float in [0, 1],
     "exact_by_length": {source length: exact match of the rows of that length}}.
     """
+    device = next(model.parameters()).device
+    src, tgt = src.to(device), tgt.to(device)
     model.eval()
     with torch.no_grad():
         logits = model(src, shift_right(tgt))
@@ -321,7 +323,7 @@ def metrics_on(model, src, tgt) -> dict:
                 exact_by_length=by_length)
 
 
-def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = None) -> dict:
+def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = None, device="cpu") -> dict:
     """Train row ``name`` with ``seed`` on the task's budget; return its record.
 
     The record holds the row's name, group, reference and configuration, the seed,
@@ -330,20 +332,25 @@ def run_row(name: str, seed: int, steps: int | None = None, task: dict | None = 
     and no metrics are computed (the tests use it). ``task`` replaces ``TASK``
     (a smaller budget, for the tests). Call with one PyTorch thread for the
     shipped numbers. The loop is chapter 10's, ``utils.training.loop.Run``, in memory:
-    each step is ``recipe.train_step`` on a fresh batch of the reversal task.
+    each step is ``recipe.train_step`` on a fresh batch of the reversal task. ``device``
+    ("cpu", the shipped runs', or "cuda") is where the model and its batches go; it is not
+    in the record (the numbers of a GPU are not the CPU's to the bit).
 
     Raises:
         KeyError: no such row.
-        ValueError: ``steps`` is not a positive int, or ``seed`` not an int >= 0.
+        ValueError: ``steps`` is not a positive int, or ``seed`` not an int >= 0; ``device``
+            is not "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     if steps is not None and (not is_int(steps) or steps < 1):
         raise ValueError(f"steps must be None (the whole budget) or a positive int, got {steps!r}")
     seed = _check_seed(seed)
+    device = resolve_device(device)
     task = TASK if task is None else task
     config = row_config(name)
     _, group, reference, _ = {r[0]: r for r in ROWS}[name]
     start = time.perf_counter()
-    model = build_model(config, seed, task)
+    model = build_model(config, seed, task).to(device)
     lo, hi = task["train_lengths"]
     batches = GeneratorBatches(lambda g: reversal_batch(task["batch_size"], g, min_len=lo, max_len=hi), seed)
     run = Run(model, batches, schedule=lambda step: schedule(step, config["d_model"], config["warmup"]),
@@ -424,12 +431,12 @@ def _worker_init():
 
 
 def _work(job):
-    name, seed, task = job
-    return run_row(name, seed, task=task)
+    name, seed, task, device = job
+    return run_row(name, seed, task=task, device=device)
 
 
 def sweep(path=RESULTS, workers: int = 2, rows=None, seeds=SEEDS, progress: bool = True,
-          task: dict | None = None) -> list[dict]:
+          task: dict | None = None, device="cpu") -> list[dict]:
     """Run every (row, seed) not yet in the results file at ``path``; return all records.
 
     Each finished run is appended to the file at once, so an interrupted sweep
@@ -437,12 +444,16 @@ def sweep(path=RESULTS, workers: int = 2, rows=None, seeds=SEEDS, progress: bool
     done, the file is rewritten in row and seed order. ``workers`` processes run
     one run each, with one PyTorch thread. ``rows`` (names) and ``seeds`` select
     a part of the sweep; ``task`` replaces ``TASK`` (the tests use a tiny budget).
+    ``device`` ("cpu" or "cuda") is where every run trains; the file does not record it,
+    so a sweep may go on on another device (its numbers are not the CPU's to the bit).
 
     Raises:
         ValueError: the file at ``path`` was written for another task, base or set
             of rows (delete it, or pass another path), or cannot be read; ``workers``
-            is not a positive int, or a seed not an int >= 0.
+            is not a positive int, or a seed not an int >= 0; ``device`` is not "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
+    device = str(resolve_device(device))  # checked here, sent to the workers by name
     if not is_int(workers) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     workers = int(workers)
@@ -466,7 +477,7 @@ def sweep(path=RESULTS, workers: int = 2, rows=None, seeds=SEEDS, progress: bool
         records, lines = [], [json.dumps(dict(header=want, versions=versions()))]
         path.write_text(lines[0] + "\n")
     done = {(r["row"], r["seed"]) for r in records}
-    todo = [(name, seed, task) for name in rows for seed in seeds if (name, seed) not in done]
+    todo = [(name, seed, task, device) for name in rows for seed in seeds if (name, seed) not in done]
     # Longest runs first, so the two workers finish together.
     todo.sort(key=lambda t: -_cost(row_config(t[0])))
     start = time.perf_counter()
@@ -525,6 +536,7 @@ def _main(argv=None):
     run.add_argument("--results", type=pathlib.Path, default=RESULTS,
                      help=f"the results file to fill or continue (default {RESULTS.relative_to(RESULTS.parents[3])})")
     run.add_argument("--rows", nargs="*", help="only these rows (default: all); quote names with spaces")
+    add_device_option(run)
     status = sub.add_parser("status", help="say which runs are done")
     status.add_argument("--results", type=pathlib.Path, default=RESULTS, help="the results file to read")
     args = parser.parse_args(argv)
@@ -536,7 +548,7 @@ def _main(argv=None):
         if unknown:
             parser.error(f"unknown rows {unknown}; the rows are {names}")
         try:
-            records = sweep(args.results, args.workers, rows=args.rows)
+            records = sweep(args.results, args.workers, rows=args.rows, device=args.device)
         except KeyboardInterrupt:
             raise SystemExit(130) from None
         except ValueError as error:

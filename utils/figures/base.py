@@ -7,6 +7,14 @@ The script is ``js/common.js`` plus the figure's own ``js/<name>.js``, inlined; 
 its figure as ``document.currentScript.previousElementSibling`` (falling back to the
 figure's id), draws the numbers and writes them to the figure's ``data-state``
 attribute as JSON, where the browser test reads them.
+
+Every word a script writes (table headers, live summaries, labels drawn in a plot) comes
+from the figure's *strings*: a table {key: English template with {name} places} that the
+figure's Python passes and ``InteractiveFigure`` writes into the figure's ``data-strings``
+attribute. The French edition replaces each template by its translation from
+``locales/fr/LC_MESSAGES/figures.po`` and marks the figure ``lang="fr"``
+(``utils/book/translations.py``, ``translate_figures``); the script then writes its
+numbers the French way too (``aiaynFig.locale`` in ``js/common.js``).
 """
 
 from __future__ import annotations
@@ -66,6 +74,29 @@ def check_figure_id(figure_id: str) -> str:
     return figure_id
 
 
+#: A template's places: ``{name}``, lower-case letters and "_" (what the catalogue checks keep).
+PLACE = re.compile(r"\{([a-z_]+)\}")
+
+
+def check_strings(strings) -> dict[str, str]:
+    """``strings`` if it is a table {key: template} of non-empty strings whose places are
+    ``{name}`` with lower-case letters and "_"; else raise TypeError or ValueError."""
+    if not isinstance(strings, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in strings.items()):
+        raise TypeError(f"strings must be a dict of str to str (key: English template), got {strings!r:.80}")
+    for key, text in strings.items():
+        if not text.strip():
+            raise ValueError(f"strings[{key!r}] is empty")
+        bad = [b for b in re.findall(r"\{[^{}]*\}", text) if not PLACE.fullmatch(b)]
+        if bad:
+            raise ValueError(f"strings[{key!r}] has places {bad}: write {{name}} with lower-case letters and '_'")
+    return dict(strings)
+
+
+def _attribute(text: str) -> str:
+    """``text`` escaped for an HTML attribute in single quotes (JSON's double quotes stay as they are)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+
+
 def style() -> str:
     """The figures' CSS (figures.css without its comment and line breaks)."""
     text = re.sub(r"/\*.*?\*/", "", STYLE_FILE.read_text(), flags=re.S)
@@ -91,19 +122,23 @@ class InteractiveFigure:
         description: what the figure shows in its default state (plain text, with numbers).
         data: what the script needs (numbers rounded, keys sorted by ``figure_json``).
         digits: decimals kept in ``data``.
+        strings: {key: English template} of every text the script writes (``{name}`` marks
+            a place the script fills: a number, a word of the data); see the module's docstring.
 
     ``str(fig)`` is the whole HTML; ``fig.nbytes`` its size in bytes (UTF-8).
     """
 
-    def __init__(self, name, figure_id, body, caption, description, data, digits=6):
+    def __init__(self, name, figure_id, body, caption, description, data, digits=6, strings=None):
         self.name = name
         self.figure_id = check_figure_id(figure_id)
         self.caption = caption
         self.description = description
         fid = self.figure_id
+        self.strings = check_strings(strings or {})
         self.html = (
             f'<figure class="aiayn-fig" id="{fid}" data-figure="{name}" role="figure" '
-            f'aria-labelledby="{fid}-cap" aria-describedby="{fid}-desc">'
+            f'aria-labelledby="{fid}-cap" aria-describedby="{fid}-desc" '
+            f"data-strings='{_attribute(figure_json(self.strings))}'>"
             f"<style>{style()}</style>"
             f"{body}"
             f'<figcaption id="{fid}-cap">{html.escape(caption)}</figcaption>'

@@ -33,6 +33,17 @@ SHOWN_WORD_START = "␣"  # how the figure shows it
 #: and showed as 55.1% (rounded twice) instead of 55.2%; 8 decimals keep the float32 value to
 #: within 5e-9, far inside the last shown digit (averages over heads and layers too).
 DIGITS = 8
+#: Every text the script writes (``js/cross_attention.js``), in English; ``{name}`` is filled by the script.
+STRINGS = {
+    "where": "{layer}, {head}", "layer_n": "layer {layer}", "layers_averaged": "layers averaged",
+    "head_n": "head {head}", "heads_averaged": "heads averaged",
+    "sorted_caption": "\u201c\u2192 {piece}\u201d (input \u201c{input}\u201d), {where}: largest first",
+    "german_piece": "German piece", "position": "position", "weight": "weight", "rank": "rank", "rank_n": "{rank}.",
+    "heatmap_title": "Weights in %, {where} (rows: the decoder position predicting each English piece)",
+    "row_sum": "row sum", "heatmap_corner": "predicting \\ German",
+    "summary": "{where}: the position that predicts \u201c{piece}\u201d (input \u201c{input}\u201d) attends most "
+               "to \u201c{top}\u201d (German piece {position} of {pieces}, {weight}).",
+}
 
 
 def _ids(x, name):
@@ -232,4 +243,5 @@ def cross_attention_figure(src_pieces, tgt_pieces, weights, layer=None, head=Non
                "table lists that piece's weights over the German pieces, largest first, and the heat map holds "
                "every row (row \u201c\u2192 x\u201d is the decoder position that predicts x). "
                "\u2423 marks the start of a word (SentencePiece's \u2581).")
-    return InteractiveFigure("cross_attention", fid, body, caption, description, data, digits=DIGITS)
+    return InteractiveFigure("cross_attention", fid, body, caption, description, data, digits=DIGITS,
+                             strings=STRINGS)

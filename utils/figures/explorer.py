@@ -24,6 +24,15 @@ from .base import InteractiveFigure
 
 N_FIRST = 4  # numbers shown of a vector
 TOP = 3  # next-token candidates shown per position
+#: The texts the script writes (``js/explorer.js``) besides each step's own, in English.
+STRINGS = {
+    "heading": "step {step} of {steps}: {title}, shape", "ids_caption": "Token ids", "id": "id",
+    "vector_caption": "First {shown} of {width} numbers",
+    "matrix_caption": "Weights of head {head}, layer {layer} (rows: queries, columns: keys)",
+    "query_key": "query \\ key", "masked": "masked", "top_caption": "Most probable next tokens",
+    "rank_one": "1st", "rank_two": "2nd", "rank_three": "3rd",
+    "phase_input": "input", "phase_encoder": "encoder", "phase_decoder": "decoder", "phase_output": "output",
+}
 
 
 def _ids(x, name):
@@ -151,10 +160,21 @@ def explorer_figure(steps, step=0, figure_id="fig-explorer"):
         raise ValueError(f"step must be an index in 0..{len(steps) - 1}, got {step!r}")
     step = int(step)
     n = len(steps)
-    keep = ("phase", "title", "shape", "kind", "ids", "tokens", "rows", "cols", "matrix", "masked", "head", "layer",
-            "width", "note")
-    data = {"steps": [{k: (list(v) if k == "shape" else v) for k, v in s.items() if k in keep} for s in steps],
-            "step": step}
+    # The words of each step (title, note, row labels) go to the figure's strings, so that a
+    # translated edition translates them; the data keep the numbers, shapes and tokens.
+    strings = dict(STRINGS)
+    shown = []
+    for i, s in enumerate(steps):
+        strings[f"s{i}.title"], strings[f"s{i}.note"] = s["title"], s["note"]
+        d = {k: (list(v) if k == "shape" else v) for k, v in s.items()
+             if k in ("phase", "shape", "kind", "ids", "tokens", "cols", "matrix", "masked", "head", "layer", "width")}
+        if s["kind"] == "matrix":
+            d["labels"] = s["rows"]  # the query tokens
+        elif "rows" in s:
+            d["rows"] = [numbers for _, numbers in s["rows"]]
+            strings.update({f"s{i}.row{r}": label for r, (label, _) in enumerate(s["rows"])})
+        shown.append(d)
+    data = {"steps": shown, "step": step}
     s0 = steps[step]
     description = (
         f"Default state: step {step + 1} of {n}, {s0['phase']}: {s0['title']}, shape {tuple(s0['shape'])}"
@@ -178,5 +198,5 @@ def explorer_figure(steps, step=0, figure_id="fig-explorer"):
     caption = (f"The explorer: {' '.join(steps[0].get('tokens', []))} through the trained tiny model in {n} steps, "
                "from the source ids to the next-token probabilities. Each step names its phase and the tensor's "
                "shape and shows its numbers.")
-    return InteractiveFigure("explorer", fid, body, caption, description, data, digits=4)
+    return InteractiveFigure("explorer", fid, body, caption, description, data, digits=4, strings=strings)
 

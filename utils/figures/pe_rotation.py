@@ -20,6 +20,19 @@ from ..core.numerics import within
 from ..model.embeddings import positional_encoding
 from .base import InteractiveFigure
 
+#: Every text the script writes (``js/pe_rotation.js``), in English; ``{name}`` is filled by the script.
+STRINGS = {
+    "plot_legend": "\u25cb pos {pos}   \u25a0 pos {later}", "plot_axes": "x: sin, y: cos (columns {a}, {b})",
+    "plot_alt": "Unit circle with the pair at position {pos} (ring) and at position {later} (square); "
+                "angle between them {angle} rad",
+    "rotation_caption": "Rotation M, angle {angle}", "column": "col {c}", "row": "row {r}",
+    "pairs_caption": "Pairs (columns {a}, {b})",
+    "difference": "max |M\u00b7PE(pos) \u2212 PE(pos + k)| = {diff} (float64 rounding: the browser computes in "
+                  "float64; the chapter's float32 table differs by float32 rounding, below {bound})",
+    "summary": "omega_{i} = 10000^(\u22122\u00b7{i}/{d}) = {omega}; angle omega\u00b7k = {angle} rad = {degrees}\u00b0; "
+               "wavelength {wavelength} positions.",
+}
+
 
 def _int(value, name, lo, hi):
     if not is_int(value) or not lo <= value <= hi:
@@ -78,4 +91,4 @@ def pe_rotation_figure(d_model=64, k=3, i=5, pos=10, max_pos=50, figure_id="fig-
     data = {"d_model": d_model, "k": k, "i": i, "pos": pos}
     caption = ("A shift is a rotation. Move k, i and the position: the pair of columns 2i and 2i+1 at position "
                "pos + k is always the pair at pos turned by the angle omega_i·k, which does not depend on pos.")
-    return InteractiveFigure("pe_rotation", fid, body, caption, description, data)
+    return InteractiveFigure("pe_rotation", fid, body, caption, description, data, strings=STRINGS)

@@ -15,6 +15,16 @@ from .base import InteractiveFigure
 
 D_MODELS = (64, 128, 256, 512, 1024)
 STEPS = (1, 100, 1_000, 4_000, 10_000, 100_000)
+#: Every text the script writes (``js/schedule.js``), in English; ``{name}`` is filled by the script.
+STRINGS = {
+    "x_axis": "step (log scale)", "peak_label": "peak {peak}",
+    "plot_alt": "Learning rate against step on log-log axes for d_model {d} and warmup {warmup}: "
+                "peak {peak} at step {warmup}",
+    "table_caption": "lrate at d_model {d}, warmup {warmup}", "lrate": "lrate", "step": "step",
+    "peak_row": "peak (step {warmup})",
+    "summary": "Peak {d}^-0.5 \u00b7 {w}^-0.5 = {peak} at step {warmup}; after it the rate halves every time "
+               "the step is multiplied by 4.",
+}
 
 
 def schedule_figure(d_model=512, warmup=4000, steps=STEPS, d_models=D_MODELS, figure_id="fig-schedule"):
@@ -64,4 +74,4 @@ def schedule_figure(d_model=512, warmup=4000, steps=STEPS, d_models=D_MODELS, fi
     caption = ("Equation 3 for any d_model and warm-up: a linear rise to the peak d_model^-0.5 · "
                             "warmup^-0.5 at step = warmup, then a decay as 1/√step (log-log axes; the peak is "
                             "marked with a square and its value printed).")
-    return InteractiveFigure("schedule", fid, body, caption, description, data)
+    return InteractiveFigure("schedule", fid, body, caption, description, data, strings=STRINGS)

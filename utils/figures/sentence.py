@@ -17,6 +17,21 @@ from ..core.masks import causal_mask
 from ..model.attention import scaled_dot_product_attention
 from .base import InteractiveFigure, float_matrix
 
+#: Every text the script writes (``js/sentence.js``), in English; ``{name}`` is filled by the script.
+STRINGS = {
+    "key_vector": "key vector", "score": "score", "weight": "weight",
+    "score_of_head": "score h{head}", "weight_of_head": "weight h{head}", "masked": "masked", "key": "key",
+    "keys_caption": 'Keys seen by the query "{word}", head {head}',
+    "keys_caption_both": 'Keys seen by the query "{word}" (h1, h2: head 1, head 2)',
+    "output_of": "Output of \u201c{word}\u201d:", "output_both": "o = [o(head 1), o(head 2)], concatenated",
+    "output_head": "o = \u03a3 w\u00b7v, head {head}",
+    "heatmap_caption": "Weights in %, head {head} (rows: queries)",
+    "heatmap_caption_mask": "Weights in %, head {head}, causal mask (rows: queries)",
+    "row_sum": "row sum", "query_key": "query \\ key",
+    "summary": 'Query "{word}", {heads}, {mask}.', "both_heads": "both heads", "head_n": "head {head}",
+    "mask_on": "causal mask on", "mask_off": "no mask",
+}
+
 
 def sentence_figure(words, keys, values, queries, query=0, figure_id="fig-sentence"):
     """Interactive attention over one sentence, for every query word, mask and head.
@@ -95,4 +110,4 @@ def sentence_figure(words, keys, values, queries, query=0, figure_id="fig-senten
     caption = ("Attention in a sentence. Choose the query word, the head and the causal mask; the table gives each "
                "key's vector, its scaled score q·k/√d_k and its softmax weight, then the output o = Σ w·v; the heat "
                "map holds all the weights (rows are queries).")
-    return InteractiveFigure("sentence", fid, body, caption, description, data)
+    return InteractiveFigure("sentence", fid, body, caption, description, data, strings=STRINGS)

@@ -19,6 +19,18 @@ from ..model.attention import scaled_dot_product_attention
 from .base import InteractiveFigure, float_matrix
 
 D_MIN, D_MAX = 2, 512
+#: Every text the script writes (``js/sqrt_dk.js``), in English; ``{name}`` is filled by the script.
+STRINGS = {
+    "token": "token {i}", "query_key": "query \\ key", "row_sum": "row sum", "column": "col {c}",
+    "scores_divided": "Scores q\u00b7k/\u221a{d}", "scores_not_divided": "Scores q\u00b7k (not divided)",
+    "weights_caption": "Weights A (rows sum to 1)", "output_caption": "Output A V",
+    "summary_d2": "Query of token {t} = {query} at d = 2, the worked example itself (no lifting); {scaling}. "
+                  "Largest weight in row {t}: {top}.",
+    "summary_lifted": "Query of token {t} = {query}, lifted to d = {d}: its two numbers repeated {copies} times "
+                      "and multiplied by {copies}^(-1/4) = {factor}, giving {lifted}; {scaling}. "
+                      "Largest weight in row {t}: {top}.",
+    "scaling_on": "scores divided by \u221a{d}", "scaling_off": "scores not divided",
+}
 
 
 def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
@@ -83,4 +95,4 @@ def sqrt_dk_figure(Q, K, V, token=2, figure_id="fig-sqrt-dk"):
     data = {"Q": Q.tolist(), "K": K.tolist(), "V": V.tolist(), "token": token, "radius": radius, "angle": angle}
     caption = (f"Why divide by √d_k. Turn token {token}'s query: only row {token} changes. Raise d: with the "
                "division the weights stay put; switch the division off and the row collapses onto one key.")
-    return InteractiveFigure("sqrt_dk", fid, body, caption, description, data)
+    return InteractiveFigure("sqrt_dk", fid, body, caption, description, data, strings=STRINGS)

@@ -80,10 +80,11 @@ def greedy_decode(model, src, max_len=None, return_probs=False):
         return_probs: also return the next-token distribution of every step.
 
     Returns:
-        ids (batch, steps) without the leading ``<s>``; a row that has emitted
-        ``</s>`` is filled with ``PAD_ID`` afterwards. Decoding stops when every
-        row has ended or after ``max_len`` steps. With ``return_probs``, a
-        tuple (ids, probs) with probs (batch, steps, vocab_size).
+        ids (batch, steps) without the leading ``<s>``, on the device of ``src``
+        (which must be the model's); a row that has emitted ``</s>`` is filled
+        with ``PAD_ID`` afterwards. Decoding stops when every row has ended or
+        after ``max_len`` steps. With ``return_probs``, a tuple (ids, probs)
+        with probs (batch, steps, vocab_size).
 
     Raises:
         TypeError: src is not an integer tensor.
@@ -95,8 +96,8 @@ def greedy_decode(model, src, max_len=None, return_probs=False):
     max_len = src.size(1) + 50 if max_len is None else max_len
     _check_beam(1, 0.0, max_len)
     src_mask = padding_mask(src, model.pad_id)
-    ys = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long)
-    ended = torch.zeros(src.size(0), dtype=torch.bool)
+    ys = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long, device=src.device)
+    ended = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
     all_probs = []
     with torch.no_grad():
         memory = model.encode(src, src_mask)
@@ -198,7 +199,8 @@ def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=Tru
 
     Beam size 4, length penalty alpha = 0.6, at most src_len + 50 output
     tokens, early stop. The encoder runs once; ``next_log_probs`` decodes all
-    live prefixes as one batch against copies of the memory.
+    live prefixes as one batch against copies of the memory, on the device of
+    ``src`` (which must be the model's); the search itself runs on the CPU.
 
     Args:
         model: a trained ``Transformer`` in eval mode.
@@ -220,11 +222,11 @@ def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=Tru
     with torch.no_grad():
         memory = model.encode(src, src_mask)
 
-    def next_log_probs(prefixes):  # (n, t) -> (n, vocab)
-        n = prefixes.size(0)
+    def next_log_probs(prefixes):  # (n, t) -> (n, vocab), back on the CPU
+        n, prefixes = prefixes.size(0), prefixes.to(src.device)
         with torch.no_grad():
             y = model.decode(prefixes, memory.expand(n, -1, -1), src_mask, target_mask(prefixes, model.pad_id))
-            return torch.log_softmax(model.generator(y[:, -1]), dim=-1)
+            return torch.log_softmax(model.generator(y[:, -1]), dim=-1).cpu()
 
     return beam_search_core(next_log_probs, src.size(1) + max_extra, beam_size, alpha, early_stop)
 
@@ -239,6 +241,8 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     have the same length t) go through the decoder as one batch, each against a
     copy of its row's memory. On a CPU that is many times faster than one search
     per row; the log-probabilities agree with the one-row search to rounding.
+    The model runs on the device of ``src`` (which must be the model's); the
+    search itself runs on the CPU.
 
     Args:
         model: a trained ``Transformer`` in eval mode.
@@ -272,10 +276,10 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     while any(live):
         t += 1
         rows = [i for i, beam in enumerate(live) for _ in beam]
-        prefixes = torch.tensor([prefix for beam in live for prefix, _ in beam])
+        prefixes = torch.tensor([prefix for beam in live for prefix, _ in beam], device=src.device)
         with torch.no_grad():
             y = model.decode(prefixes, memory[rows], src_mask[rows], target_mask(prefixes, model.pad_id))
-            logp = torch.log_softmax(model.generator(y[:, -1]), dim=-1)
+            logp = torch.log_softmax(model.generator(y[:, -1]), dim=-1).cpu()
         start = 0
         for i, beam in enumerate(live):
             if not beam:

@@ -23,6 +23,9 @@ Transformer on one task:
 * The maxout readout has d_embed outputs (their l = 500 with m = 620), so that its
   output can meet the tied table.
 * Dropout on the embeddings and on the readout, as the Transformer drops its embeddings.
+* Optional dropout on the annotations, the context in the decoder's input and the decoder's
+  state where it meets the readout (``p_memory``, ``p_input``, ``p_state``), sites the
+  recurrent literature adds; off unless given, so the shipped runs are unchanged by them.
 * PyTorch's GRU applies the reset gate after the hidden product,
   tanh(W x + b + r * (U h + b')), where Cho et al. write tanh(W x + U (r * h)):
   the same products, a common variant (cuDNN's).
@@ -189,6 +192,14 @@ class RecurrentSeq2Seq(nn.Module):
         d_attn: hidden width n' of the alignment model (1000).
         p_drop: dropout on the embeddings and on the readout.
         pad_id: padding token id, used to build masks when none are given.
+        p_memory, p_input, p_state: optional dropout at the sites the recurrent literature
+            adds, each 0.0 (off) unless given: the annotations h_j (the encoder's outputs);
+            the decoder's input, at every step, on its context half c_i (its other half,
+            E y_{i-1}, is an embedding, dropped at p_drop); and the decoder state s_i where
+            it leaves the recurrence for the readout. Zaremba et al. (2014) drop only such
+            non-recurrent connections: the recurrence carries s_i whole. A site that is off
+            is skipped and draws no random numbers, so a model without them computes, and
+            trains, exactly as before they existed.
 
     Shapes (``batch_first``): src (batch, src_len) and tgt (batch, tgt_len) long ids,
     lengths >= 1; memory (batch, src_len, 2 * d_hidden); src_mask bool broadcastable to
@@ -198,22 +209,26 @@ class RecurrentSeq2Seq(nn.Module):
     outputs at padded target positions are left for the loss to ignore.
 
     Raises:
-        TypeError, ValueError: a size is not a positive int, p_drop is outside [0, 1) or
-            pad_id outside the vocabulary; ids that are not (batch, len >= 1) integer
+        TypeError, ValueError: a size is not a positive int, a dropout rate is outside
+            [0, 1) or pad_id outside the vocabulary; ids that are not (batch, len >= 1) integer
             tensors; memory of the wrong shape or batch size; masks that are not bool or
             do not broadcast; a src_mask that is not a prefix of one or more positions.
         IndexError: a token id outside the vocabulary.
     """
 
-    def __init__(self, vocab_size, d_embed=128, d_hidden=220, d_attn=220, p_drop=0.1, pad_id=PAD_ID):
+    def __init__(self, vocab_size, d_embed=128, d_hidden=220, d_attn=220, p_drop=0.1, pad_id=PAD_ID,
+                 p_memory=0.0, p_input=0.0, p_state=0.0):
         super().__init__()
         check_positive_int(vocab_size=vocab_size, d_embed=d_embed, d_hidden=d_hidden, d_attn=d_attn)
-        check_probability(p_drop)
+        for name, p in dict(p_drop=p_drop, p_memory=p_memory, p_input=p_input, p_state=p_state).items():
+            check_probability(p, name)
         if not is_int(pad_id) or not 0 <= pad_id < vocab_size:
             raise ValueError(f"pad_id must be a token id in 0..{vocab_size - 1}, got {pad_id!r}")
         self.pad_id, self.d_hidden = pad_id, d_hidden
         self.embed = Embeddings(vocab_size, d_embed)
         self.dropout = nn.Dropout(p_drop)
+        # The optional sites (no parameters: the state_dict is the same with or without them).
+        self.drop_memory, self.drop_input, self.drop_state = nn.Dropout(p_memory), nn.Dropout(p_input), nn.Dropout(p_state)
         self.encoder = nn.GRU(d_embed, d_hidden, batch_first=True, bidirectional=True)
         self.init_state = nn.Linear(d_hidden, d_hidden)  # W_s
         self.attention = AdditiveAttention(d_hidden, 2 * d_hidden, d_attn)
@@ -248,7 +263,7 @@ class RecurrentSeq2Seq(nn.Module):
         x = self.dropout(self.embed(src))
         packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
         memory, _ = pad_packed_sequence(self.encoder(packed)[0], batch_first=True, total_length=src.size(1))
-        return memory
+        return self.drop_memory(memory) if self.drop_memory.p else memory  # a site that is off draws nothing
 
     def decode(self, tgt, memory, src_mask=None, tgt_mask=None):
         """GRU decoder: tgt (batch, tgt_len) and memory -> readout (batch, tgt_len, d_embed).
@@ -272,8 +287,8 @@ class RecurrentSeq2Seq(nn.Module):
         states, contexts, weights = [], [], []
         for i in range(tgt_len):
             c = self.attention(s, memory, keys, keep)  # c_i from s_{i-1}
-            s = self.decoder_cell(torch.cat([y[:, i], c], dim=-1), s)  # s_i
-            states.append(s)
+            s = self.decoder_cell(torch.cat([y[:, i], self.drop_input(c) if self.drop_input.p else c], dim=-1), s)  # s_i
+            states.append(self.drop_state(s) if self.drop_state.p else s)  # to the readout; the recurrence keeps s
             contexts.append(c)
             weights.append(self.attention.weights)
         if self.attention.keep_weights:  # (batch, tgt_len, src_len), for plots of the alignment
@@ -294,11 +309,15 @@ class RecurrentSeq2Seq(nn.Module):
 def new_recurrent_model(vocab_size: int = 69, **overrides) -> RecurrentSeq2Seq:
     """``RecurrentSeq2Seq(vocab_size, **G2P_RECURRENT)``, with ``overrides`` replacing fields.
 
+    ``overrides`` may also turn on the optional dropout sites (``p_memory``, ``p_input``,
+    ``p_state``), which ``G2P_RECURRENT`` leaves off.
+
     Raises:
-        TypeError: an override is not a field of ``G2P_RECURRENT``.
+        TypeError: an override is neither a field of ``G2P_RECURRENT`` nor an optional dropout site.
     """
-    unknown = set(overrides) - set(G2P_RECURRENT)
+    fields = [*G2P_RECURRENT, "p_memory", "p_input", "p_state"]
+    unknown = set(overrides) - set(fields)
     if unknown:
-        raise TypeError(f"unknown model fields {sorted(unknown)}; the fields are {sorted(G2P_RECURRENT)}")
+        raise TypeError(f"unknown model fields {sorted(unknown)}; the fields are {sorted(fields)}")
     return RecurrentSeq2Seq(vocab_size, **{**G2P_RECURRENT, **overrides})
 

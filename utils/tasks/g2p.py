@@ -38,10 +38,10 @@ from torch import nn
 from tqdm import tqdm
 
 from ..core.checks import id_list, is_int
-from ..core.env import CHECKPOINTS, ROOT
+from ..core.env import CHECKPOINTS, ROOT, add_device_option, resolve_device
 from ..core.masks import BOS_ID, EOS_ID, PAD_ID
 from ..model.decoding import beam_search_batch, decode_by_length
-from ..model.recurrent import G2P_RECURRENT, new_recurrent_model
+from ..model.recurrent import G2P_RECURRENT, RecurrentSeq2Seq, new_recurrent_model
 from ..model.transformer import Transformer
 from ..training import loop
 from ..training.batching import collate, make_batches
@@ -273,23 +273,41 @@ def per(hyps, refs) -> float:
 
 def greedy_phones(model, words, vocab, batch_size=500) -> list[list[str]]:
     """Greedy decoding of many words, in batches of words of similar length (at most
-    ``MAX_EXTRA`` more phones than the longest word of the batch)."""
+    ``MAX_EXTRA`` more phones than the longest word of the batch), on the model's device."""
     from ..model.decoding import greedy_decode
 
     model.eval()
+    device = next(model.parameters()).device
     return decode_by_length(words, vocab, batch_size, lambda src: [
-        vocab.decode_phones(row) for row in greedy_decode(model, src, max_len=src.size(1) + MAX_EXTRA)])
+        vocab.decode_phones(row) for row in greedy_decode(model, src.to(device), max_len=src.size(1) + MAX_EXTRA).cpu()])
 
 
 def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA, batch_size=250) -> list[list[str]]:
     """Beam search (section 6.1: beam 4, alpha 0.6) on each word; the best hypothesis's phones.
 
     Words are searched ``batch_size`` at a time by ``beam_search_batch``, grouped by
-    length. The output may be at most ``max_extra`` phones longer than the word.
+    length, on the model's device. The output may be at most ``max_extra`` phones longer
+    than the word.
     """
     model.eval()
+    device = next(model.parameters()).device
     return decode_by_length(words, vocab, batch_size, lambda src: [
-        vocab.decode_phones(hyps[0].tokens) for hyps in beam_search_batch(model, src, beam_size, alpha, max_extra)])
+        vocab.decode_phones(hyps[0].tokens) for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra)])
+
+
+def on_device(model: nn.Module, device="cpu") -> nn.Module:
+    """``model`` moved to ``device`` ("cpu" or "cuda", checked by ``core.env.resolve_device``).
+
+    Raises:
+        TypeError, ValueError, RuntimeError: as ``resolve_device`` (a GPU asked for and none there).
+        ValueError: ``model`` is the recurrent baseline and ``device`` is not the CPU: its encoder
+            (``utils.model.recurrent``) builds its tensor of positions on the CPU.
+    """
+    device = resolve_device(device)
+    if isinstance(model, RecurrentSeq2Seq) and device.type != "cpu":
+        raise ValueError(f"the recurrent baseline (utils/model/recurrent.py) runs on the CPU only, got device "
+                         f"{str(device)!r}: its encoder builds its tensor of positions on the CPU; use device 'cpu'")
+    return model.to(device)
 
 
 def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
@@ -319,7 +337,7 @@ def versions() -> dict:
 
 
 def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="log.jsonl", dev_eval=True,
-              arch="transformer", **recipe):
+              arch="transformer", device="cpu", **recipe):
     """Train the G2P model with the paper's recipe; resumable.
 
     ``arch`` chooses the model: "transformer" (``new_model``, the shipped one) or
@@ -343,14 +361,20 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     generator seeded with ``seed`` and the epoch; dropout draws from PyTorch's
     global generator, whose state is saved.
 
+    ``device`` ("cpu", the shipped runs', or "cuda") is where the model and its batches
+    go; it is not part of the run: a run resumed on another device is the same run
+    (its numbers differ from the CPU's in the last bits, then more).
+
     Returns:
         The trained model (eval mode).
 
     Raises:
         ValueError: ``threads`` or ``steps`` is not a positive int; ``arch`` is
-            neither "transformer" nor "recurrent"; ``recipe`` has an unknown field; the work folder holds a run with another recipe, or a
+            neither "transformer" nor "recurrent"; ``recipe`` has an unknown field; ``device`` is not
+            "cpu" or "cuda", or "cuda" with the recurrent model; the work folder holds a run with another recipe, or a
             ``state.pt`` or log that cannot be read (the message names the file and
             says to delete it or use another work folder).
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     if arch not in ARCHS:
         raise ValueError(f"arch must be one of {sorted(ARCHS)}, got {arch!r}")
@@ -375,7 +399,7 @@ def train_g2p(workdir=WORKDIR, steps=None, threads=1, progress=True, log_name="l
     vocab = G2PVocab()
     lex = cached_lexicon()
     pairs, dev_pairs, batches = training_data(cfg["max_tokens"])
-    model = new_model(len(vocab)) if arch == "transformer" else new_recurrent_model(len(vocab))
+    model = on_device(new_model(len(vocab)) if arch == "transformer" else new_recurrent_model(len(vocab)), device)
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
     run_cfg = dict(model=G2P_MODEL, recipe={k: v for k, v in cfg.items() if k != "steps"})
     if arch != "transformer":  # the shipped Transformer's state and log keep their config as they were
@@ -538,8 +562,8 @@ OUTPUTS = SHIPPED / "test_outputs.json"
 DECODES = (("last", "greedy"), ("last", "beam"), ("avg", "greedy"), ("avg", "beam"))
 
 
-def decode_test_split(path=OUTPUTS, progress=True) -> pathlib.Path:
-    """Decode the whole test split with both shipped models, greedy and beam; write them to ``path``.
+def decode_test_split(path=OUTPUTS, progress=True, device="cpu") -> pathlib.Path:
+    """Decode the whole test split with both shipped models, greedy and beam, on ``device``; write them to ``path``.
 
     Chapter 15 reads these outputs instead of decoding 6,159 words four times, and
     ``tests/test_g2p.py`` decodes a sample again and compares. The file holds the test
@@ -552,6 +576,7 @@ def decode_test_split(path=OUTPUTS, progress=True) -> pathlib.Path:
     record = dict(kind="G2P test outputs", words=words, machine=versions(), outputs={})
     for which, decode in DECODES:
         model, steps = load_shipped(which)
+        model = on_device(model, device)
         start = time.perf_counter()
         hyps = greedy_phones(model, words, vocab) if decode == "greedy" else beam_phones(model, words, vocab)
         record["outputs"][f"{which} {decode}"] = [" ".join(h) for h in hyps]
@@ -619,13 +644,15 @@ def _main(argv=None):
     t.add_argument("--seed", type=seed_arg, default=G2P_TRAIN["seed"],
                    help="seeds the initial weights, the batch order and dropout (default: %(default)s). "
                         "Another --arch or --seed is another run: give it its own --workdir")
+    add_device_option(t)
     s = sub.add_parser("ship", help="average the last checkpoints into utils/checkpoints/g2p/")
     s.add_argument("--workdir", default=str(WORKDIR), help="the training run to ship (default: %(default)s)")
     s.add_argument("--out", default=str(SHIPPED), help="where to write the averaged and last weights and the log "
                    "(default: %(default)s, the Transformer chapter 15 reads)")
     s.add_argument("--keep-last", type=int, default=G2P_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
-    sub.add_parser("decode", help="decode the test split with both shipped models, greedy and beam, into "
-                   "utils/checkpoints/g2p/test_outputs.json (read by chapter 15)")
+    d = sub.add_parser("decode", help="decode the test split with both shipped models, greedy and beam, into "
+                       "utils/checkpoints/g2p/test_outputs.json (read by chapter 15)")
+    add_device_option(d)
     e = sub.add_parser("score", help="WER and PER of the shipped model on a split")
     e.add_argument("--which", choices=("avg", "last"), default="avg",
                    help="the average of the last checkpoints, or the last checkpoint alone (default: %(default)s)")
@@ -633,15 +660,17 @@ def _main(argv=None):
                    help="greedy, or beam search with beam 4 and alpha 0.6 (default: %(default)s)")
     e.add_argument("--split", choices=tuple(SPLITS), default="test", help="(default: %(default)s)")
     e.add_argument("--words", type=int, default=None, metavar="N", help="score only the first N words of the split")
+    add_device_option(e)
     args = parser.parse_args(argv)
     if args.cmd == "train":
-        train_g2p(args.workdir, steps=args.steps, threads=args.threads, arch=args.arch, seed=args.seed)
+        train_g2p(args.workdir, steps=args.steps, threads=args.threads, arch=args.arch, seed=args.seed, device=args.device)
     elif args.cmd == "ship":
         print("wrote", ship(args.workdir, out=args.out, keep_last=args.keep_last))
     elif args.cmd == "decode":
-        print("wrote", decode_test_split())
+        print("wrote", decode_test_split(device=args.device))
     else:
         model, steps = load_shipped(args.which)
+        model = on_device(model, args.device)
         split = load_lexicon()[args.split]
         if args.words is not None and args.words < 1:
             parser.error(f"--words must be a positive int, got {args.words}")

@@ -11,11 +11,13 @@ import torch
 
 
 def torch_load(path, expected, remedy):
-    """``torch.load(path, weights_only=True)``; a file it cannot read raises a ValueError that names
-    ``path``, what was ``expected`` there and the ``remedy``, and nothing of PyTorch's own message
-    (which would advise ``weights_only=False``: never load an unknown file that way)."""
+    """``torch.load(path, weights_only=True, map_location="cpu")``; a file it cannot read raises a
+    ValueError that names ``path``, what was ``expected`` there and the ``remedy``, and nothing of
+    PyTorch's own message (which would advise ``weights_only=False``: never load an unknown file that
+    way). Tensors saved on a GPU come back on the CPU (a run trained on a GPU resumes or ships
+    anywhere); the caller moves them on (``load_state_dict`` copies into the model's device)."""
     try:
-        return torch.load(path, weights_only=True)
+        return torch.load(path, weights_only=True, map_location="cpu")
     except OSError:
         raise  # an unreadable file (permissions, disk) says so itself, with its path
     except Exception:  # garbage bytes fail in many ways: UnpicklingError, EOFError, RuntimeError, ...

@@ -165,17 +165,22 @@ def train_step(model, src, tgt, criterion, optimizer, scheduler):
 def dev_loss(model, pairs, criterion, max_tokens=6000) -> float:
     """Label-smoothed loss per target token on ``pairs`` in eval mode.
 
+    ``pairs`` are (source ids, target ids) lists; each batch of at most ``max_tokens``
+    tokens goes to the model's device.
+
     Raises:
         ValueError: ``pairs`` is empty.
     """
     if not pairs:
         raise ValueError("dev_loss needs at least one (source ids, target ids) pair, got none")
     model.eval()
+    device = next(model.parameters()).device
     total = count = 0.0
     with torch.no_grad():
         for batch in make_batches(pairs, max_tokens):
             src, tgt = collate([pairs[i] for i in batch])
             n = int((tgt != PAD_ID).sum())
+            src, tgt = src.to(device), tgt.to(device)
             total += criterion(model(src, shift_right(tgt)), tgt).item() * n
             count += n
     return total / count

@@ -1,6 +1,6 @@
 // Chapter 16: the cross-attention of one sentence pair (see utils/figures/cross_attention.py).
 function aiaynFigure_cross_attention(root, data) {
-  var F = window.aiaynFig, W = data.weights, nL = W.length, nH = W[0].length;
+  var F = window.aiaynFig, L = F.locale(root), W = data.weights, nL = W.length, nH = W[0].length;
   var T = data.tgt.length, S = data.src.length;
   var state = {layer: data.layer, head: data.head, query: data.query};
 
@@ -22,7 +22,7 @@ function aiaynFigure_cross_attention(root, data) {
     if (head !== "avg") return heads[Number(head) - 1];
     return heads[0].map(function (_, t) { return mean(heads.map(function (m) { return m[t]; })); });
   }
-  function pct(x) { return F.fmt(100 * x, 1) + "%"; }
+  function pct(x) { return L.pct(100 * x, 1); }
   function inputOf(t) { return t === 0 ? "<s>" : data.tgt[t - 1]; }
 
   // the words "scroll it sideways" while the heat map is wider than its box, and only then
@@ -37,25 +37,26 @@ function aiaynFigure_cross_attention(root, data) {
     var order = row.map(function (_, j) { return j; });
     order.sort(function (a, b) { return row[b] - row[a] || a - b; });
     var top = order[0];
-    var where = (state.layer === "avg" ? "layers averaged" : "layer " + state.layer) + ", " +
-      (state.head === "avg" ? "heads averaged" : "head " + state.head);
+    var where = L.t("where", {
+      layer: state.layer === "avg" ? L.t("layers_averaged") : L.t("layer_n", {layer: state.layer}),
+      head: state.head === "avg" ? L.t("heads_averaged") : L.t("head_n", {head: state.head})});
+    var piece = {piece: data.tgt[i], input: inputOf(i), where: where};
 
-    F.fill(F.part(root, "sorted"), [F.table(
-      "\u201c\u2192 " + data.tgt[i] + "\u201d (input \u201c" + inputOf(i) + "\u201d), " + where + ": largest first",
-      ["German piece", "position", "weight"],
-      order.map(function (j, r) { return [String(r + 1) + ".", [data.src[j], String(j + 1), pct(row[j])]]; }),
-      {corner: "rank", selected: 0})]);
+    F.fill(F.part(root, "sorted"), [F.table(L.t("sorted_caption", piece),
+      [L.t("german_piece"), L.t("position"), L.t("weight")],
+      order.map(function (j, r) { return [L.t("rank_n", {rank: r + 1}), [data.src[j], String(j + 1), pct(row[j])]]; }),
+      {corner: L.t("rank"), selected: 0, L: L})]);
 
     // The title sits above the table, not in a <caption>: in the box that scrolls sideways on a
     // phone a caption is as wide as the table and was cut mid-word; a paragraph wraps at the box.
-    var title = "Weights in %, " + where + " (rows: the decoder position predicting each English piece)";
+    var title = L.t("heatmap_title", piece);
     var t = F.table("",
-      data.src.concat(["row sum"]),
+      data.src.concat([L.t("row_sum")]),
       m.map(function (w, r) {
         var sum = w.reduce(function (a, b) { return a + b; }, 0);
         return ["\u2192 " + data.tgt[r], w.map(function (x) { return 100 * x; }).concat([pct(sum)])];
       }),
-      {digits: 1, selected: i, corner: "predicting \\ German",
+      {digits: 1, selected: i, corner: L.t("heatmap_corner"), L: L,
        onrow: function (r) { state.query = r; draw(); }});
     t.querySelectorAll("tbody td[data-value]").forEach(function (td) {
       F.shade(td, Number(td.getAttribute("data-value")) / 100);
@@ -64,10 +65,9 @@ function aiaynFigure_cross_attention(root, data) {
     F.fill(F.part(root, "heatmap"), [F.el("p", {class: "fig-table-title", text: title}), t]);
     showScrollCue();
 
-    F.part(root, "summary").textContent = where.charAt(0).toUpperCase() + where.slice(1) +
-      ": the position that predicts \u201c" + data.tgt[i] + "\u201d (input \u201c" + inputOf(i) +
-      "\u201d) attends most to \u201c" + data.src[top] + "\u201d (German piece " + (top + 1) + " of " + S +
-      ", " + pct(row[top]) + ").";
+    F.part(root, "summary").textContent = L.t("summary", {
+      where: where.charAt(0).toUpperCase() + where.slice(1), piece: data.tgt[i], input: inputOf(i),
+      top: data.src[top], position: top + 1, pieces: S, weight: pct(row[top])});
     root.querySelectorAll("button[data-layer]").forEach(function (b) {
       b.setAttribute("aria-pressed", String(b.getAttribute("data-layer") === state.layer));
     });

@@ -1,6 +1,6 @@
 // Chapter 7: a shift of k positions is a rotation of each (sin, cos) pair (see utils/figures/pe_rotation.py).
 function aiaynFigure_pe_rotation(root, data) {
-  var F = window.aiaynFig, NS = "http://www.w3.org/2000/svg", d = data.d_model;
+  var F = window.aiaynFig, L = F.locale(root), NS = "http://www.w3.org/2000/svg", d = data.d_model;
   var ctl = {k: F.part(root, "k"), i: F.part(root, "i"), pos: F.part(root, "pos")};
 
   function pair(p, omega) { return [Math.sin(omega * p), Math.cos(omega * p)]; }
@@ -17,6 +17,7 @@ function aiaynFigure_pe_rotation(root, data) {
     var M = [[Math.cos(theta), Math.sin(theta)], [-Math.sin(theta), Math.cos(theta)]];
     var rotated = [M[0][0] * here[0] + M[0][1] * here[1], M[1][0] * here[0] + M[1][1] * here[1]];
     var diff = Math.max(Math.abs(rotated[0] - later[0]), Math.abs(rotated[1] - later[1]));
+    var cols = {a: 2 * i, b: 2 * i + 1};
     ["k", "i", "pos"].forEach(function (c) { F.part(root, c + "-out").textContent = ctl[c].value; });
 
     // unit circle; x = first entry of the pair (sine), y = second (cosine)
@@ -29,23 +30,21 @@ function aiaynFigure_pe_rotation(root, data) {
     s.appendChild(svg("line", {x1: c, y1: c, x2: X(later), y2: Y(later), stroke: "#111"}));
     s.appendChild(svg("circle", {cx: X(here), cy: Y(here), r: 6, fill: "#fff", stroke: "#111", "stroke-width": 2}));
     s.appendChild(svg("rect", {x: X(later) - 4, y: Y(later) - 4, width: 8, height: 8, fill: "#111"}));
-    var t1 = svg("text", {x: 4, y: 14}); t1.textContent = "○ pos " + pos + "   ■ pos " + (pos + k);
-    var t2 = svg("text", {x: 4, y: 196}); t2.textContent = "x: sin, y: cos (columns " + 2 * i + ", " + (2 * i + 1) + ")";
+    var t1 = svg("text", {x: 4, y: 14}); t1.textContent = L.t("plot_legend", {pos: pos, later: pos + k});
+    var t2 = svg("text", {x: 4, y: 196}); t2.textContent = L.t("plot_axes", cols);
     s.appendChild(t1); s.appendChild(t2);
     F.fill(F.part(root, "plot"), [s]);
-    F.part(root, "plot").setAttribute("aria-label", "Unit circle with the pair at position " + pos + " (ring) and at position " + (pos + k) +
-        " (square); angle between them " + F.fmt(theta, 4) + " rad");
+    F.part(root, "plot").setAttribute("aria-label", L.t("plot_alt", {pos: pos, later: pos + k, angle: L.num(theta, 4)}));
 
     F.fill(F.part(root, "numbers"), [
-      F.table("Rotation M, angle " + F.fmt(theta, 5), ["col 1", "col 2"],
-        [["row 1", M[0]], ["row 2", M[1]]], {digits: 4}),
-      F.table("Pairs (columns " + 2 * i + ", " + (2 * i + 1) + ")", ["sin", "cos"],
-        [["PE(" + pos + ")", here], ["M · PE(" + pos + ")", rotated], ["PE(" + (pos + k) + ")", later]], {digits: 4}),
-      F.el("p", {"data-part": "diff", text: "max |M·PE(pos) − PE(pos + k)| = " + diff.toExponential(1) +
-        " (float64 rounding: the browser computes in float64; the chapter's float32 table differs by float32 rounding, below 1e-6)"})]);
-    F.part(root, "summary").textContent = "omega_" + i + " = 10000^(−2·" + i + "/" + d + ") = " + F.fmt(omega, 5) +
-      "; angle omega·k = " + F.fmt(theta, 5) + " rad = " + F.fmt(theta * 180 / Math.PI, 2) + "°; wavelength " +
-      F.fmt(2 * Math.PI / omega, 2) + " positions.";
+      F.table(L.t("rotation_caption", {angle: L.num(theta, 5)}), [L.t("column", {c: 1}), L.t("column", {c: 2})],
+        [[L.t("row", {r: 1}), M[0]], [L.t("row", {r: 2}), M[1]]], {digits: 4, L: L}),
+      F.table(L.t("pairs_caption", cols), ["sin", "cos"],
+        [["PE(" + pos + ")", here], ["M · PE(" + pos + ")", rotated], ["PE(" + (pos + k) + ")", later]], {digits: 4, L: L}),
+      F.el("p", {"data-part": "diff", text: L.t("difference", {diff: L.sci(diff, 1), bound: L.sci(1e-6, 0)})})]);
+    F.part(root, "summary").textContent = L.t("summary", {
+      i: i, d: d, omega: L.num(omega, 5), angle: L.num(theta, 5), degrees: L.num(theta * 180 / Math.PI, 2),
+      wavelength: L.num(2 * Math.PI / omega, 2)});
     F.setState(root, {k: k, i: i, pos: pos, omega: omega, angle: theta, M: M, here: here, rotated: rotated,
                       later: later, diff: diff});
   }

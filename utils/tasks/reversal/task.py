@@ -171,11 +171,12 @@ def greedy_ids(model, src, max_extra=1):
     """Greedy decoding for scoring: src (batch, S) -> ids (batch, S + max_extra) after <s>.
 
     Appends the most probable token S + max_extra times (enough for a
-    reversal and its </s>); chapter 11 teaches decoding in full.
+    reversal and its </s>); chapter 11 teaches decoding in full. The ids
+    lie on the device of ``src``, which must be the model's.
     """
     src_mask = padding_mask(src)
     memory = model.encode(src, src_mask)
-    ys = torch.full((src.size(0), 1), BOS_ID)
+    ys = torch.full((src.size(0), 1), BOS_ID, device=src.device)
     for _ in range(src.size(1) + max_extra):
         logits = model.generator(model.decode(ys, memory, src_mask, target_mask(ys))[:, -1])
         ys = torch.cat([ys, logits.argmax(-1, keepdim=True)], dim=1)

@@ -8,7 +8,7 @@ import argparse
 import pathlib
 import tempfile
 
-from ...core.env import ROOT
+from ...core.env import ROOT, add_device_option
 from . import train as mt
 from .data import SPLITS, VOCAB_FILE, VOCAB_SIZE, cached_pairs, data_path, load_vocab, measure_vocab, train_vocab
 
@@ -45,6 +45,7 @@ def _main(argv=None):
     t.add_argument("--dev-size", type=int, default=None, metavar="N", help="evaluate on the first N dev pairs only")
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", type=_field_value,
                    help="change one field of the recipe or the model, e.g. --set p_drop=0.3 --set max_tokens=1500")
+    add_device_option(t)
     s = sub.add_parser("ship", help=f"average the last checkpoints into {mt.AVG_FILE}")
     s.add_argument("--workdir", default=str(mt.WORKDIR))
     s.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
@@ -56,32 +57,35 @@ def _main(argv=None):
     d.add_argument("--out", required=True, help=f"the translations' file; {mt.OUTPUTS_FILE.relative_to(ROOT)} (the "
                    f"shipped ones, which chapter 16 reads) only when named")
     d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
+    add_device_option(d)
     x = sub.add_parser("replace", help="look up the unseen words of the shipped average's beam test translations "
                        "through its cross-attention (chapter 16)")
     x.add_argument("--out", required=True, help=f"the translations' file; {mt.REPLACED_FILE.relative_to(ROOT)} (the "
                    "shipped one, which chapter 16 reads) only when named")
     x.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
+    add_device_option(x)
     e = sub.add_parser("score", help="BLEU and chrF of the shipped average (test split, beam 4, alpha 0.6)")
     e.add_argument("--path", default=str(mt.AVG_FILE))
     e.add_argument("--split", choices=tuple(SPLITS), default="test")
     e.add_argument("--decode", choices=mt.DECODES, default="beam")
     e.add_argument("--sentences", type=int, default=None, metavar="N", help="score only the first N pairs of the split")
+    add_device_option(e)
     args = parser.parse_args(argv)
     if args.cmd == "vocab":
         print("wrote", train_vocab(VOCAB_FILE, args.size))
     elif args.cmd == "train":
         mt.train_translation(args.workdir, steps=args.steps, threads=args.threads, phrases=args.phrases, seed=args.seed,
-                             dev_size=args.dev_size, size=args.size, **dict(args.set))
+                             dev_size=args.dev_size, size=args.size, device=args.device, **dict(args.set))
     elif args.cmd == "ship":
         print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
         if pathlib.Path(args.out).resolve() == mt.AVG_FILE.resolve():  # the shipped pair: the average and the last checkpoint alone
             print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
     elif args.cmd == "decode":
-        print("wrote", mt.decode_test_split(args.out, threads=args.threads))
+        print("wrote", mt.decode_test_split(args.out, threads=args.threads, device=args.device))
     elif args.cmd == "replace":
-        print("wrote", mt.replace_test_outputs(args.out, threads=args.threads))
+        print("wrote", mt.replace_test_outputs(args.out, threads=args.threads, device=args.device))
     elif args.cmd == "score":
-        r = mt.score_shipped(args.path, args.split, args.decode, args.sentences)
+        r = mt.score_shipped(args.path, args.split, args.decode, args.sentences, device=args.device)
         print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "
               f"BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f}")
         print(f"BLEU signature: {r['bleu_signature']}")

@@ -62,6 +62,8 @@ def word_attention(model, german: str, english: str, sp=None):
     (heads averaged) are summed over each German word's pieces and averaged over each English
     word's pieces. Words are ``baselines.words``.
 
+    The model runs on its own device; A lies on the CPU.
+
     Returns:
         (German words, English words, A) with A of shape (English words, German words); or
         None when the pieces do not spell the words (a character the vocabulary changes).
@@ -79,8 +81,9 @@ def word_attention(model, german: str, english: str, sp=None):
     attn.keep_weights = True
     try:
         with torch.no_grad():
-            model(torch.tensor([de_ids]), torch.tensor([[BOS_ID] + en_ids]))
-        weights = attn.weights[0].double().mean(0)[: len(en_ids)]  # (English pieces, German pieces)
+            device = next(model.parameters()).device
+            model(torch.tensor([de_ids], device=device), torch.tensor([[BOS_ID] + en_ids], device=device))
+        weights = attn.weights[0].double().mean(0)[: len(en_ids)].cpu()  # (English pieces, German pieces)
     finally:
         attn.keep_weights = kept
         model.train(was_training)

@@ -41,7 +41,7 @@ from torch import nn
 from tqdm import tqdm
 
 from ...core.checks import is_int
-from ...core.env import ROOT
+from ...core.env import ROOT, resolve_device
 from ...model.decoding import beam_search_batch, decode_by_length, greedy_decode
 from ...model.transformer import Transformer
 from ...training import loop
@@ -96,6 +96,8 @@ MT_ABLATIONS = {
     "tokens1500": ("batches of 1,500 tokens instead of 3,000", dict(max_tokens=1500)),
     "word0.1": ("token dropout 0.1 on the source and the decoder's input", dict(p_word_src=0.1, p_word_tgt=0.1)),
     "pdrop0.3": ("dropout 0.3 instead of 0.2", dict(p_drop=0.3)),
+    "ls0.2": ("label smoothing 0.2 instead of 0.1", dict(eps_ls=0.2)),
+    "entries0.25": ("the dictionary's entries mixed in: 1 batch per 4 of sentences", dict(entry_ratio=0.25)),
 }
 ABLATION_STEPS = 3500
 #: The short runs that chose the model's size and whether to add the phrase pairs (their logs
@@ -221,7 +223,7 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
               batch_size=None) -> list[str]:
     """German sentences -> English sentences (detokenised text), in the order given.
 
-    Sentences are decoded ``batch_size`` at a time, grouped by length (little padding):
+    Sentences are decoded ``batch_size`` at a time, grouped by length (little padding), on the model's device:
     ``greedy`` by ``decoding.greedy_decode`` (at most ``max_extra`` pieces past the
     longest source of the batch), ``beam`` by ``decoding.beam_search_batch`` (section 6.1;
     each sentence at most ``max_extra`` pieces past its own source), best hypothesis.
@@ -246,13 +248,14 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
     batch_size = (200 if decode == "greedy" else 100) if batch_size is None else batch_size
     sp = sp or tr.shipped_vocab()
     model.eval()
+    device = next(model.parameters()).device
     if decode == "greedy":
         def decode_batch(src):
-            return [tr.decode(row, sp) for row in greedy_decode(model, src, max_len=src.size(1) + max_extra)]
+            return [tr.decode(row, sp) for row in greedy_decode(model, src.to(device), max_len=src.size(1) + max_extra).cpu()]
     else:
         def decode_batch(src):
             return [tr.decode(hyps[0].tokens, sp)
-                    for hyps in beam_search_batch(model, src, beam_size, alpha, max_extra)]
+                    for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra)]
     return decode_by_length(sentences, _Text(sp), batch_size, decode_batch)
 
 
@@ -446,7 +449,7 @@ def token_dropout(p_src: float, p_tgt: float):
 
 
 def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
-                      dev_size=None, size="base", split_rule="twins", **recipe) -> nn.Module:
+                      dev_size=None, size="base", split_rule="twins", device="cpu", **recipe) -> nn.Module:
     """Train the German to English Transformer with the paper's recipe; resumable.
 
     The loop is ``utils.training.loop.Run`` with a work folder, as in ``utils.tasks.g2p.train_g2p``. It writes
@@ -477,6 +480,9 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         split_rule: "twins" (the course's split) or "buckets" (the split of the runs made
             before one-word twins were grouped: to replay their logs); ``data.load_pairs``.
             Part of the config.
+        device: "cpu" (the shipped runs') or "cuda": where the model and its batches go. Not
+            part of the config: a run resumed on another device is the same run (its numbers
+            are not the CPU's to the bit).
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``), of ``MT_EXTRA`` (``lr_factor``,
             ``p_word_src``, ``p_word_tgt``, ``entry_ratio``), or of ``MT_MODEL`` (``d_model``,
@@ -493,11 +499,14 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             ``phrases``); an unknown
             recipe field; the folder holds a run with another config (the message shows
             both; checked before any data is read) or a ``state.pt`` or log that cannot be
-            read (the message names the file and says to delete it or use another folder).
+            read (the message names the file and says to delete it or use another folder);
+            ``device`` is not "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
         TypeError: ``phrases`` is not a bool.
         FileNotFoundError: the dictionary is missing (the message gives the install command).
     """
     cfg, run_cfg = _config(steps, threads, phrases, recipe, size, split_rule)
+    device = resolve_device(device)
     if dev_size is not None and (not is_int(dev_size) or dev_size < 1):
         raise ValueError(f"dev_size must be None (all dev pairs) or an int >= 1, got {type(dev_size).__name__} {dev_size!r}")
     state_path = pathlib.Path(workdir) / "state.pt"
@@ -513,7 +522,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     examples, source = run_batches(run_cfg["recipe"], split_rule, lambda ex, indices: collate([ex[i] for i in indices]))
     dev_text = dev_text[:dev_size]
     dev_examples = tr.encode_pairs(dev_text)
-    model = new_model(run_cfg["model"])
+    model = new_model(run_cfg["model"]).to(device)
     if cfg.get("p_word_src", 0) or cfg.get("p_word_tgt", 0):
         model.register_forward_pre_hook(token_dropout(cfg.get("p_word_src", 0.0), cfg.get("p_word_tgt", 0.0)))
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
@@ -617,19 +626,24 @@ def load_shipped(path=AVG_FILE) -> tuple[nn.Module, list[int]]:
     return model.eval(), list(saved["steps"])
 
 
-def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None) -> dict:
+def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None, device="cpu") -> dict:
     """``score_pairs`` of the shipped model on a split (default: the test split, beam 4, alpha 0.6),
-    optionally on its first ``sentences`` pairs only; the dict also holds "steps".
+    optionally on its first ``sentences`` pairs only, on ``device`` ("cpu" or "cuda"); the dict
+    also holds "steps".
 
     Raises:
-        ValueError: ``split`` is not a split; ``sentences`` is not None or an int >= 1.
+        ValueError: ``split`` is not a split; ``sentences`` is not None or an int >= 1; ``device`` is
+            not "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     if split not in tr.SPLITS:
         raise ValueError(f"split must be one of {tuple(tr.SPLITS)}, got {split!r}")
     if sentences is not None and (not is_int(sentences) or sentences < 1):
         raise ValueError(f"sentences must be None (all) or an int >= 1, got {sentences!r}")
+    device = resolve_device(device)
     model, steps = load_shipped(path)
     pairs = tr.cached_pairs(tr.data_path())[split][:sentences]
+    model = model.to(device)
     return dict(score_pairs(model, pairs, decode=decode), steps=steps)
 
 
@@ -644,7 +658,7 @@ def shipped_path(which: str) -> pathlib.Path:
     return AVG_FILE if which == "avg" else LAST_FILE
 
 
-def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Path:
+def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1, device="cpu") -> pathlib.Path:
     """Translate the test split with both shipped models, greedy and beam (4, alpha 0.6); write ``path``.
 
     Chapter 16 reads these outputs instead of translating the test sentences four times (minutes
@@ -654,18 +668,21 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
     for each (weights, decoding) of ``OUTPUT_KINDS`` one English sentence per source.
     ``threads`` sets PyTorch's CPU threads: more threads than free cores can make decoding
     many times slower (OpenMP threads wait for each other), and one thread decodes the
-    same tokens on every run.
+    same tokens on every run. ``device`` ("cpu" or "cuda") is where the models run.
 
     Raises:
-        ValueError: ``threads`` is not an int >= 1.
+        ValueError: ``threads`` is not an int >= 1; ``device`` is not "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    device = resolve_device(device)
     torch.set_num_threads(int(threads))
     sources, _ = tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])
     record = dict(kind="translation test outputs", sources=sources, versions=run_versions(), steps={}, outputs={})
     for which, decode in OUTPUT_KINDS:
         model, steps = load_shipped(shipped_path(which))
+        model = model.to(device)
         record["steps"][which] = steps
         start = time.perf_counter()
         record["outputs"][f"{which} {decode}"] = translate(model, sources, decode=decode)
@@ -676,22 +693,26 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1) -> pathlib.Pa
     return path
 
 
-def replace_test_outputs(path=REPLACED_FILE, threads=1) -> pathlib.Path:
+def replace_test_outputs(path=REPLACED_FILE, threads=1, device="cpu") -> pathlib.Path:
     """Apply ``replace.replace_unseen`` (the dictionary's single-word entries, the train split)
     to the shipped average's beam translations of the test split, with that model's
     cross-attention; write ``path`` (JSON: the sources, the translations, the count of German
     words replaced, the rule's ``RARE``). About a minute on one thread; chapter 16 reads the file.
+    ``device`` ("cpu" or "cuda") is where the model runs.
 
     Raises:
-        ValueError: ``threads`` is not an int >= 1.
+        ValueError: ``threads`` is not an int >= 1; ``device`` is not "cpu" or "cuda".
+        RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
     from . import baselines, replace  # (replace imports baselines, which chapter 16 teaches first)
 
     if not is_int(threads) or threads < 1:
         raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+    device = resolve_device(device)
     torch.set_num_threads(int(threads))
     outputs = load_test_outputs()
     model, steps = load_shipped(AVG_FILE)
+    model = model.to(device)
     hyps, replaced = replace.replace_unseen(model, outputs["sources"], outputs["avg", "beam"],
                                             baselines.single_word_entries(), tr.cached_pairs(tr.data_path())["train"])
     record = dict(kind="translation test outputs, unseen words replaced", rare=replace.RARE, steps=steps,
