@@ -17,7 +17,7 @@ with the course's WER and PER (``g2p.wer``, ``g2p.per``). Chapter 17 reads the r
 
 ``run`` trains the chosen setting a second time from nothing, times it (wall and CPU seconds;
 the binaries are single-threaded), and checks that the two models are the same bytes and
-decode the test split alike. ``paired_bootstrap`` compares its test outputs with the
+decode the test split alike. ``versus_baseline`` compares its test outputs with the
 shipped neural runs' (``baseline.load_results``), word by word.
 """
 
@@ -57,9 +57,6 @@ GRID = tuple(dict(alignment=a, order=o) for a in ALIGNMENTS for o in ORDERS)
 RESULTS = baseline.RUNS / "phonetisaurus.json"
 RESULTS_KIND = "G2P Phonetisaurus results"
 WORKDIR = ROOT / "_build_phonetisaurus"
-#: Paired bootstrap: resamples and the seed of NumPy's generator (the values of
-#: ``utils.tasks.translation``'s bootstrap).
-BOOTSTRAP = dict(resamples=1000, seed=12345)
 _INSTALL = "install it with `.venv/bin/pip install phonetisaurus==0.3.0` (binaries for x86-64 Linux)"
 
 
@@ -403,83 +400,30 @@ def load_results(path=RESULTS) -> dict:
 
 # ---------------------------------------------------------------- paired bootstrap
 
-def word_errors(hyps, refs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per word: wrong (1 when the output equals none of the references, as ``g2p.wer``), the edit
-    distance to the closest reference and that reference's length (``g2p.closest_reference``,
-    as ``g2p.per``). Their sums give ``g2p.wer`` and ``g2p.per`` exactly.
-
-    Returns:
-        three int64 arrays of one entry per word.
-
-    Raises:
-        TypeError, ValueError: as ``g2p.wer``.
-    """
-    g2p.wer(hyps, refs)  # the course's checks of outputs and references
-    closest = [g2p.closest_reference(h, r) for h, r in zip(hyps, refs)]
-    return (np.array([h not in r for h, r in zip(hyps, refs)], dtype=np.int64),
-            np.array([d for d, _ in closest], dtype=np.int64), np.array([len(r) for _, r in closest], dtype=np.int64))
-
-
-def paired_bootstrap(hyps_a, seeds_b, refs, resamples=BOOTSTRAP["resamples"], seed=BOOTSTRAP["seed"]) -> dict:
-    """Paired bootstrap over test words (Koehn 2004; Bisani and Ney 2004): system a against b.
-
-    Draw ``resamples`` test sets of n words with replacement, the same draws for every system
-    (they are paired), and score each with the course's WER and PER on each draw. System b
-    is one or more runs (seeds): its score on a draw is their mean there. WER and PER are
-    error rates, so a negative difference a - b favours a.
-
-    Args:
-        hyps_a: one output per word (lists of phones).
-        seeds_b: a list of one or more systems' outputs, each like ``hyps_a``.
-        refs: one list of reference pronunciations per word.
-        resamples: draws, an int >= 1; seed: NumPy's ``default_rng`` seed, an int >= 0.
-
-    Returns:
-        {"resamples", "seed", "words", "runs_b", "wer": {...}, "per": {...}}, each metric with
-        "a", "b" (on the test set itself; b the mean over its runs), "diff" (a - b), "low",
-        "high" (2.5th and 97.5th percentiles of the resampled differences: a 95% interval)
-        and "p_a_lower" (share of draws where a's error rate is the lower).
-
-    Raises:
-        TypeError, ValueError: as ``g2p.wer`` for any system; ``seeds_b`` is not a non-empty
-            list of systems; ``resamples`` or ``seed`` out of range.
-    """
-    if not isinstance(seeds_b, (list, tuple)) or not seeds_b or any(
-            not isinstance(s, (list, tuple)) or (s and not isinstance(s[0], (list, tuple))) for s in seeds_b):
-        raise ValueError("seeds_b must be a non-empty list of systems, each one output (a list of phones) per word: "
-                         f"for one run pass [outputs], got {seeds_b!r:.80}")
-    if not is_int(resamples) or resamples < 1:
-        raise ValueError(f"resamples must be an int >= 1, got {type(resamples).__name__} {resamples!r}")
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {type(seed).__name__} {seed!r}")
-    stats = [word_errors(h, refs) for h in [hyps_a, *seeds_b]]  # checks every system against refs
-    n = len(refs)
-    full = [(int(w.sum()) / n, int(d.sum()) / int(l.sum())) for w, d, l in stats]
-    for (w, p), h in zip(full, [hyps_a, *seeds_b]):
-        if (w, p) != (g2p.wer(h, refs), g2p.per(h, refs)):
-            raise RuntimeError("the per-word errors no longer add up to g2p.wer and g2p.per: check word_errors")
-    draws = np.random.default_rng(int(seed)).integers(0, n, size=(int(resamples), n))
-    counts = np.stack([np.bincount(row, minlength=n) for row in draws])  # times each word is drawn
-    wer_draws = [counts @ w / n for w, _, _ in stats]
-    per_draws = [(counts @ d) / (counts @ l) for _, d, l in stats]
-    out = dict(resamples=int(resamples), seed=int(seed), words=n, runs_b=len(seeds_b))
-    for name, k, draw in (("wer", 0, wer_draws), ("per", 1, per_draws)):
-        a, b = full[0][k], float(np.mean([f[k] for f in full[1:]]))
-        diffs = draw[0] - np.mean(draw[1:], axis=0)
-        low, high = np.percentile(diffs, [2.5, 97.5])
-        out[name] = dict(a=a, b=b, diff=a - b, low=float(low), high=float(high), p_a_lower=float((diffs < 0).mean()))
+def _versus(scored_ps, scored_b, resamples, seed) -> dict:
+    """``baseline.bootstrap_wer_per`` of Phonetisaurus (a) against the runs ``scored_b`` (b: their
+    mean), as {"wer"/"per": dict(a, b, diff, low, high), resamples, seed, words, runs_b}."""
+    boot = baseline.bootstrap_wer_per([scored_ps], scored_b, resamples=resamples, seed=seed)
+    rate = {"wer": lambda x: sum(x["wrong"]) / len(x["wrong"]), "per": lambda x: sum(x["edits"]) / sum(x["length"])}
+    out = dict(resamples=int(resamples), seed=int(seed), words=len(scored_ps["wrong"]), runs_b=len(scored_b))
+    for name, key in (("wer", "WER"), ("per", "PER")):
+        b = float(np.mean([rate[name](x) for x in scored_b]))
+        r = boot[key]
+        out[name] = dict(a=rate[name](scored_ps), b=b, diff=r["gap"], low=r["low"], high=r["high"])
     return out
 
 
-def versus_baseline(results=None, resamples=BOOTSTRAP["resamples"], seed=BOOTSTRAP["seed"]) -> dict:
+def versus_baseline(results=None, resamples=baseline.BOOTSTRAP["resamples"], seed=baseline.BOOTSTRAP["seed"]) -> dict:
     """Phonetisaurus' test outputs against each shipped run of chapter 17 (``baseline.finished_runs()``)
-    and against the mean of each model's runs, by ``paired_bootstrap`` (the same draws for all).
+    and against the mean of each model's runs, by ``baseline.bootstrap_wer_per`` (the paired bootstrap
+    over test words of chapter 17's own comparison: the same draws for every comparison).
 
     Args:
         results: ``load_results()``'s dict (read when None).
 
     Returns:
-        {arch: {"seeds": {seed: paired_bootstrap(...)}, "mean": paired_bootstrap(...) over its seeds}}.
+        {arch: {"seeds": {seed: comparison}, "mean": comparison with the mean of its seeds}}, each
+        comparison {"wer"/"per": dict(a, b, diff = a - b, low, high), resamples, seed, words, runs_b}.
 
     Raises:
         FileNotFoundError, ValueError: as ``load_results`` and ``baseline.load_results``;
@@ -491,11 +435,12 @@ def versus_baseline(results=None, resamples=BOOTSTRAP["resamples"], seed=BOOTSTR
         raise ValueError("no shipped run of chapter 17 to compare with: see `python -m utils.experiments.baseline evaluate`")
     test = g2p.cached_lexicon()["test"]
     refs = [test[w] for w in results["words"]]
+    scored_ps = baseline.word_errors(results["outputs"], refs)
     out = {}
     for arch in sorted({a for a, _ in runs}):
-        outputs = {s: baseline.load_results(arch, s)["outputs"] for a, s in runs if a == arch}
-        out[arch] = dict(seeds={s: paired_bootstrap(results["outputs"], [h], refs, resamples, seed) for s, h in outputs.items()},
-                         mean=paired_bootstrap(results["outputs"], list(outputs.values()), refs, resamples, seed))
+        scored = {s: baseline.word_errors(baseline.load_results(arch, s)["outputs"], refs) for a, s in runs if a == arch}
+        out[arch] = dict(seeds={s: _versus(scored_ps, [x], resamples, seed) for s, x in scored.items()},
+                         mean=_versus(scored_ps, list(scored.values()), resamples, seed))
     return out
 
 
