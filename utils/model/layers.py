@@ -124,7 +124,7 @@ class DecoderLayer(nn.Module):
     def forward(self, x, memory, src_mask=None, tgt_mask=None):
         check_tensor(x, "x", ndim_min=3)  # (batch, tgt_len, d_model) floats
         if tgt_mask is None:  # masked self-attention: causal unless told otherwise
-            tgt_mask = causal_mask(x.size(1))[None, None]  # (1, 1, tgt_len, tgt_len)
+            tgt_mask = causal_mask(x.size(1)).to(x.device)[None, None]  # (1, 1, tgt_len, tgt_len)
         x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))
         x = self.norm2(x + self.dropout(self.cross_attn(x, memory, memory, src_mask)))
         x = self.norm3(x + self.dropout(self.ffn(x)))

@@ -154,7 +154,7 @@ def _source_lengths(src_mask, batch, src_len):
     check_mask(src_mask, (batch, 1, 1, src_len))
     keep = src_mask.expand(batch, 1, 1, src_len).reshape(batch, src_len)
     lengths = keep.sum(dim=-1)
-    prefix = torch.arange(src_len) < lengths[:, None]
+    prefix = torch.arange(src_len, device=keep.device) < lengths[:, None]
     bad = ((keep != prefix) | (lengths == 0)[:, None]).any(dim=-1)
     if bad.any():
         row = int(bad.nonzero()[0])
