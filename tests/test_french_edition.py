@@ -12,8 +12,13 @@
   of the English chapters hold for the French ones; its figures pass the accessibility
   rules of ``test_accessibility.py``, with alt texts in French.
 - The Colab and Kaggle links of a French page open the same notebook as the English page.
+- The matplotlib figures of a French page are their French images (``locales/fr/plots``,
+  ``utils/book/french_plots.py``); those of the English page are the notebooks' own.
 - The French student edition holds no answer (in the English and the French number
   forms) and no solution text (phrases of the French solutions found nowhere else).
+- The answer checker's messages in a French page's printed outputs are French, one for each
+  English message of the English page, and chapter 12's tables give their verdicts in the
+  words of its French prose (``utils/book/french_outputs.py``).
 
 The offline browser checks (math typeset, nothing fetched from another host, images
 load with alt text, no JavaScript error) run on the French edition in ``test_browser.py``.
@@ -21,7 +26,9 @@ load with alt text, no JavaScript error) run on the French edition in ``test_bro
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import re
 
 import pytest
@@ -278,3 +285,76 @@ def test_the_french_student_edition_contains_no_solution_text(french):
                        for p in sorted(FR_STUDENT_HTML.rglob("*.html")) if "_static" not in p.parts)
     leaks = sorted(m for m in marks if m in student)
     assert not leaks, f"{len(leaks)} phrase(s) of the French solutions in the French student edition: {leaks[:20]}"
+
+
+_PLOTS = ROOT / "locales" / "fr" / "plots"
+_PLOT_PAGES = json.loads((_PLOTS / "manifest.json").read_text(encoding="utf-8")) if (_PLOTS / "manifest.json").is_file() else {}
+
+
+def _shown_pngs(root, name) -> list[str]:
+    """sha256 of each PNG image of a built page's article, in page order."""
+    page = root / f"{name}.html"
+    srcs = [img["src"] for img in soup(root, name).select("article img") if img.get("src", "").endswith(".png")]
+    return [hashlib.sha256((page.parent / src).read_bytes()).hexdigest() for src in srcs]
+
+
+@pytest.mark.parametrize("name", sorted(_PLOT_PAGES))
+def test_the_static_figures_of_a_french_page_are_its_french_images(built_book, french, name):
+    """Each matplotlib image of a French page is the French file of its English image
+    (``utils/book/french_plots.py``), in both French editions; the English page keeps the English."""
+    figures = _PLOT_PAGES[name]
+    french_files = [hashlib.sha256((_PLOTS / e["french"]).read_bytes()).hexdigest() for e in figures]
+    assert _shown_pngs(HTML, name) == [e["english"] for e in figures], f"{name}: the English page's images changed"
+    roots = [FR_HTML] + ([FR_STUDENT_HTML] if name in STUDENT_PAGES else [])
+    for root in roots:
+        assert _shown_pngs(root, name) == french_files, f"{root}/{name}: not the French images of locales/fr/plots"
+
+
+def _outputs(page: BeautifulSoup) -> list[str]:
+    """The text of each printed output of a page's article."""
+    return [pre.get_text() for pre in (page.select_one("article") or page).select("div.cell_output pre")]
+
+
+def _english_checker_words() -> list[str]:
+    """Runs of two words or more of the checker's English sentences (outside their fields), and its prefixes."""
+    from utils.exercises import GENERIC_MESSAGES
+
+    runs = {part.strip(" .,;:") for m in GENERIC_MESSAGES for part in re.split(r"\{\w+\}", m)}
+    return sorted({r for r in runs if len(re.findall(r"[A-Za-z]{2,}", r)) >= 2} | {"Hint:", "Expected ", "not yet"})
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_checkers_messages_on_a_french_page_are_french(built_book, french, name):
+    """Issue 37: the exercises' stored outputs ("Exercise 2.1: not answered yet. ...") were English."""
+    english_words = _english_checker_words()
+    for root in [FR_HTML] + ([FR_STUDENT_HTML] if name in STUDENT_PAGES else []):
+        outputs = _outputs(soup(root, name))
+        left = [o for o in outputs if re.search(r"^Exercise \d+\.\d+:", o, re.M)]
+        assert not left, f"{root}/{name}: English messages of the checker:\n" + "\n".join(o[:200] for o in left[:3])
+        messages = [o for o in outputs if re.search(r"^Exercice \d+\.\d+\u00a0:", o, re.M)]
+        english = [w for o in messages for w in english_words if w in " ".join(o.split())]
+        assert not english, f"{root}/{name}: English words in the checker's French messages: {english[:10]}"
+        count = sum(len(re.findall(r"^Exercice \d+\.\d+\u00a0:", o, re.M)) for o in outputs)
+        assert count == sum(len(re.findall(r"^Exercise \d+\.\d+:", o, re.M)) for o in _outputs(soup(HTML, name))), name
+
+
+VERDICTS = {"within noise": "dans le bruit", "better": "meilleur", "worse": "moins bon"}
+
+
+def _verdict_cells(page: BeautifulSoup) -> list[str]:
+    """The cells of the verdict columns of chapter 12's results tables ("Our Table 3" and each group's)."""
+    cells = []
+    for table in page.select("article div.course-table table"):
+        heads = [th.get_text().strip() for th in table.select("thead th")]
+        columns = [i for i, h in enumerate(heads) if h == "verdict" or heads[:4] == ["row", "vs", "exact", "perplexity"]
+                   and h in ("exact", "perplexity")]
+        cells += [tr.find_all("td")[i].get_text().strip() for tr in table.select("tbody tr") for i in columns]
+    return [c for c in cells if c]
+
+
+def test_chapter_12s_tables_give_their_verdicts_in_french(built_book, french):
+    name = "chapters/12_variations"
+    english = _verdict_cells(soup(HTML, name))
+    assert len(english) > 50 and set(english) == set(VERDICTS), set(english)
+    for root in (FR_HTML, FR_STUDENT_HTML):
+        assert _verdict_cells(soup(root, name)) == [VERDICTS[v] for v in english], f"{root}/{name}"

@@ -292,6 +292,32 @@ def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_
     assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
 
 
+@pytest.mark.parametrize("name", mt.MT_LONG_RUNS)
+def test_each_long_run_is_its_ablation_trained_on_and_scores_as_logged(name):
+    """A run at the second budget is the same run as its ablation, resumed: the ablation's shipped
+    log is, line for line, the start of the long one (so the resumed steps replayed the same
+    batches and weights on the machine that trained them); its dev translations score what its
+    log recorded at ``LONG_STEPS``."""
+    short = (mt.MEASURE_DIR / f"{name}.jsonl").read_text()
+    long = (mt.MEASURE_DIR / f"{mt.long_name(name)}.jsonl").read_text()
+    assert long.startswith(short) and len(long) > len(short)
+    header, records = mt.read_log(mt.MEASURE_DIR / f"{mt.long_name(name)}.jsonl")
+    assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, mt.LONG_STEPS + 1, 500))
+    dev = mt.load_dev_outputs(mt.MEASURE_DIR / f"{mt.long_name(name)}.dev.json")
+    sources, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"])
+    assert dev["sources"] == sources and dev["step"] == mt.LONG_STEPS
+    assert dev["train_flops"] == translation_training_flops(header["start"], dev["step"])[-1]
+    scores = mt.bleu_chrf(dev["hyps"], streams)
+    assert (scores["bleu"], scores["chrf"]) == (records[-1]["dev_bleu"], records[-1]["dev_chrf"])
+
+
+def test_ship_measurement_refuses_a_step_the_log_did_not_evaluate(tmp_path):
+    (tmp_path / "log.jsonl").write_text((mt.MEASURE_DIR / "paper.jsonl").read_text())
+    with pytest.raises(ValueError, match="step must be a step whose dev evaluation the log holds, one of"):
+        xt.ship_measurement(tmp_path, "x", out_dir=tmp_path / "out", step=1234)
+    assert not (tmp_path / "out").exists()
+
+
 def test_the_shipped_run_flops_are_the_runs_batches_counted_again():
     """The FLOPs that chapter 16 reads for the size-and-phrases runs are what
     ``translation_training_flops`` counts from their logs now."""
@@ -310,6 +336,7 @@ def test_load_run_flops_names_a_bad_file(tmp_path):
 def test_the_measure_folder_holds_only_what_the_chapter_reads():
     expected = {f"{n}.jsonl" for n in mt.SIZE_RUNS} | {mt.RUN_FLOPS_FILE.name}
     expected |= {f"{n}{ext}" for n in mt.MT_ABLATIONS for ext in (".jsonl", ".dev.json")}
+    expected |= {f"{mt.long_name(n)}{ext}" for n in mt.MT_LONG_RUNS for ext in (".jsonl", ".dev.json")}
     assert {p.name for p in mt.MEASURE_DIR.iterdir()} == expected
 
 

@@ -30,7 +30,9 @@ It does what the book theme does not:
   alt texts, control labels and the texts their scripts write (their ``data-strings``
   table) from ``figures.po``, marking each figure ``lang="fr"`` so that its script writes
   numbers the French way; writes the theme's remaining English interface strings in
-  French (``FRENCH_INTERFACE``).
+  French (``FRENCH_INTERFACE``); and shows the static figures' French images
+  (``french_plots.swap_images``), and the printed outputs' checker messages and named
+  tables' words in French (``french_outputs.translate_outputs``).
 
 This is build plumbing, not course content: it is not part of the ``utils`` package
 the chapters import.
@@ -425,5 +427,11 @@ def setup(app):
     app.connect("doctree-read", drop_instructor_only)
     app.connect("html-page-context", add_language_link)
     app.connect("doctree-resolved", translate_rendered)
+    import french_plots  # utils/book is on the path of a local extension
+
+    app.connect("doctree-resolved", french_plots.swap_images)  # the static figures' French images
+    import french_outputs
+
+    app.connect("doctree-resolved", french_outputs.translate_outputs)  # checker messages, named tables' words
     glue_in_translations(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -68,6 +68,12 @@ CHECKERS_DOMAIN = "checkers"
 #: The texts of the interactive figures (``utils/figures``) that a reader or a screen reader
 #: meets before touching them: caption, description, alt texts (aria-label), control labels.
 FIGURES_DOMAIN = "figures"
+#: The texts with words of the static (matplotlib) figures, which ``french_plots.py`` draws again
+#: in French and lists in ``locales/fr/plots/manifest.json``.
+PLOTS_DOMAIN = "plots"
+#: The words of the printed output tables that a French page shows in French, per page (the
+#: verdicts of chapter 12's tables: ``french_outputs.OUTPUT_TABLES``).
+OUTPUTS_DOMAIN = "outputs"
 #: Buttons whose text is interface (a head, a layer, next/previous), not data (a word, a token).
 _UI_BUTTONS = ("data-head", "data-layer", "data-part")
 NBSP, NNBSP = "\u00a0", "\u202f"
@@ -890,10 +896,33 @@ def checker_messages() -> list[tuple[str, str]]:
     return messages()
 
 
+def plot_messages(manifest: pathlib.Path = LOCALES / "fr" / "plots" / "manifest.json") -> list[tuple[str, str]]:
+    """(page, text) of every text with words that the static figures show, as the last run of
+    ``python -m utils.book.french_plots`` met them (its manifest), each once per page."""
+    pages = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    out: list[tuple[str, str]] = []
+    for page, figures in pages.items():
+        for figure in figures:
+            out += [(page, text) for text in figure["texts"] if (page, text) not in out]
+    return out
+
+
+def output_messages() -> list[tuple[str, str]]:
+    """(page, word) of the cells of the named output tables (``french_outputs.table_messages``)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from utils.book.french_outputs import table_messages  # absolute: Sphinx loads this file outside the package
+    finally:
+        sys.path.pop(0)
+    return table_messages()
+
+
 #: The templates made here beside the pages' own: domain -> (project, its messages).
 EXTRA_TEMPLATES = {GLUE_DOMAIN: ("glued values", glue_messages),
                    CHECKERS_DOMAIN: ("answer checkers", checker_messages),
-                   FIGURES_DOMAIN: ("interactive figures", figure_messages)}
+                   FIGURES_DOMAIN: ("interactive figures", figure_messages),
+                   PLOTS_DOMAIN: ("static figures", plot_messages),
+                   OUTPUTS_DOMAIN: ("printed outputs", output_messages)}
 
 
 def write_template(pot_dir: pathlib.Path, domain: str) -> pathlib.Path:

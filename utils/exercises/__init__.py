@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import importlib
+import itertools
 import math
 import numbers
 import os
@@ -52,6 +53,7 @@ import numpy as np
 import torch
 
 __all__ = ["Verdict", "Exercise", "Mistake", "register", "mistake", "check", "diagnose", "EXERCISES", "LANGUAGES",
+           "translate_output", "FEEDBACK_LINE",
            "marking_table", "write_marking_table"]
 
 #: Languages of the feedback: English, and French from the catalogue below.
@@ -247,16 +249,23 @@ def _a(word: str) -> str:
     return english
 
 
+#: How ``_describe`` names a tensor or an array.
+_FLOAT_TENSOR = "a floating-point torch.Tensor of shape {shape}"
+_TENSOR = "a torch.Tensor of shape {shape} and dtype {dtype}"
+_ARRAY = "a numpy array of shape {shape}"
+_TYPED_ARRAY = "a numpy array of shape {shape} and dtype {dtype}"
+
+
 def _describe(x, value: bool = True) -> str:
     """Say what ``x`` is: type and shape, and with ``value`` the value of a scalar (the learner's own)."""
     if isinstance(x, torch.Tensor):
         if x.is_floating_point():  # any float dtype is accepted, so name none
-            return _t("a floating-point torch.Tensor of shape {shape}").format(shape=tuple(x.shape))
-        return _t("a torch.Tensor of shape {shape} and dtype {dtype}").format(shape=tuple(x.shape), dtype=x.dtype)
+            return _t(_FLOAT_TENSOR).format(shape=tuple(x.shape))
+        return _t(_TENSOR).format(shape=tuple(x.shape), dtype=x.dtype)
     if isinstance(x, np.ndarray):
         if x.dtype.kind in "USOV":  # strings, bytes or objects: say so
-            return _t("a numpy array of shape {shape} and dtype {dtype}").format(shape=x.shape, dtype=x.dtype)
-        return _t("a numpy array of shape {shape}").format(shape=x.shape)
+            return _t(_TYPED_ARRAY).format(shape=x.shape, dtype=x.dtype)
+        return _t(_ARRAY).format(shape=x.shape)
     if isinstance(x, (list, tuple)):
         return _t("{kind} of length {n}").format(kind=_a(type(x).__name__), n=len(x))
     return _a(type(x).__name__) + (f" ({x!r})" if value else "")
@@ -462,6 +471,14 @@ def _scale_slip(num: int, den: int, unit: str | None) -> str:
               "a misplaced decimal point)").format(factor=_thousands(den))
 
 
+#: What ``_generic`` says of a wrong answer, beside a power of ten (``_scale_slip``).
+_ZERO = "is zero everywhere"
+_SIGN = "has the wrong sign"
+_TRANSPOSED = "is transposed: rows and columns are swapped"
+_FACTOR = ("is the right answer times a constant factor: look for a scaling that is missing or extra "
+           "(a square root, a mean instead of a sum, a count)")
+
+
 def _generic(a, e, atol: float, unit: str | None = None) -> str | None:
     """A wrong answer's kind of error that needs no registered mistake, or None."""
     if isinstance(e, (bool, str, dict, list, tuple)):
@@ -473,11 +490,11 @@ def _generic(a, e, atol: float, unit: str | None = None) -> str | None:
     t = a if isinstance(a, torch.Tensor) else torch.tensor([a], dtype=torch.float64)
     x = _as_float_tensor(e) if isinstance(e, (torch.Tensor, np.ndarray)) else torch.tensor([float(e)], dtype=torch.float64)
     if bool((t == 0).all()) and not bool((x.abs() <= atol).all()):
-        return _t("is zero everywhere")
+        return _t(_ZERO)
     if bool(((t + x).abs() <= atol).all()):
-        return _t("has the wrong sign")
+        return _t(_SIGN)
     if t.dim() == 2 and t.shape[0] == t.shape[1] and bool(((t.T - x).abs() <= atol).all()):
-        return _t("is transposed: rows and columns are swapped")
+        return _t(_TRANSPOSED)
     scale = _power_of_ten(t, x, atol)
     if scale:
         return _scale_slip(*scale, unit)
@@ -486,8 +503,7 @@ def _generic(a, e, atol: float, unit: str | None = None) -> str | None:
         ratio = t[nonzero] / x[nonzero]
         r = ratio.mean()
         if abs(r - 1) > 1e-3 and bool(((ratio - r).abs() <= 1e-3 * r.abs()).all()):
-            return _t("is the right answer times a constant factor: look for a scaling "
-                      "that is missing or extra (a square root, a mean instead of a sum, a count)")
+            return _t(_FACTOR)
     return None
 
 
@@ -670,9 +686,13 @@ class Verdict:
         pass
 
 
+def _wrap(text: str) -> str:
+    """Feedback wrapped to 76 columns, so notebook output boxes do not cut it."""
+    return textwrap.fill(text, width=76, subsequent_indent="  ", break_on_hyphens=False)
+
+
 def _say(text: str) -> None:
-    """Print feedback wrapped to 76 columns, so notebook output boxes do not cut it."""
-    print(textwrap.fill(text, width=76, subsequent_indent="  ", break_on_hyphens=False))
+    print(_wrap(text))
 
 
 def check(id: str, answer, lang: str | None = None) -> Verdict:
@@ -719,43 +739,56 @@ def language(lang: str | None = None) -> str:
 
 
 def _check(ex: Exercise, answer) -> Verdict:
-    id = ex.id
     if answer is ...:
         with torch.random.fork_rng(devices=[]):
             expected = ex.expected()
-        precision = _t(", {precision}").format(precision=_precision(ex)) if ex.precision else ""
-        _say(_t("Exercise {id}: not answered yet. {prompt} Expected {expected}{precision}.").format(
-            id=id, prompt=_t(ex.prompt, f"exercise {id}"), expected=_describe(expected, value=False),
-            precision=precision))
+        _say(_unanswered(ex, _describe(expected, value=False)))
         return Verdict(False)
     msg = diagnose(answer, ex)
     if msg is None:
-        _say(_t("Exercise {id}: correct.").format(id=id))
+        _say(_correct(ex))
         return Verdict(True)
-    named = any(_t(m.message, f"exercise {id}") in msg for m in ex.mistakes)  # a named mistake says enough
-    hint = _t(" Hint: {hint}").format(hint=_t(ex.hint, f"exercise {id}")) if ex.hint and not named else ""
+    named = any(_t(m.message, f"exercise {ex.id}") in msg for m in ex.mistakes)  # a named mistake says enough
+    _say(_not_yet(ex, msg, hint=not named))
+    return Verdict(False)
+
+
+# The three sentences ``check`` prints, in the language of the feedback being given (``_LANG``);
+# ``translate_output`` writes a printed one again in another language with the same functions.
+
+def _unanswered(ex: Exercise, expected: str) -> str:
+    """The answer is still the placeholder ``...``: the statement and what kind of answer is
+    expected (``expected``, an answer's description by ``_describe``), how precise."""
+    precision = _t(", {precision}").format(precision=_precision(ex)) if ex.precision else ""
+    return _t("Exercise {id}: not answered yet. {prompt} Expected {expected}{precision}.").format(
+        id=ex.id, prompt=_t(ex.prompt, f"exercise {ex.id}"), expected=expected, precision=precision)
+
+
+def _correct(ex: Exercise) -> str:
+    return _t("Exercise {id}: correct.").format(id=ex.id)
+
+
+def _not_yet(ex: Exercise, msg: str, hint: bool) -> str:
+    """A wrong answer: what is wrong (``msg``, from ``diagnose``), then the exercise's hint if
+    ``hint`` (``check`` leaves it out after a registered mistake's message)."""
+    hint_text = _t(" Hint: {hint}").format(hint=_t(ex.hint, f"exercise {ex.id}")) if ex.hint and hint else ""
     # "Answer has shape ..." in English; in French the message may start with the variable's
     # own name, answer, which keeps its lower case.
     if _LANG.get() == "en" or not msg.startswith("answer"):
         msg = msg[0].upper() + msg[1:]
-    _say(_t("Exercise {id}: not yet. {message}.{hint}").format(id=id, message=msg, hint=hint))
-    return Verdict(False)
+    return _t("Exercise {id}: not yet. {message}.{hint}").format(id=ex.id, message=msg, hint=hint_text)
 
 
 #: The feedback's own sentences, as templates (``{...}`` are filled in when printed).
 GENERIC_MESSAGES = [
-    "a {name}", "a floating-point torch.Tensor of shape {shape}",
-    "a torch.Tensor of shape {shape} and dtype {dtype}", "a numpy array of shape {shape}",
-    "a numpy array of shape {shape} and dtype {dtype}",
+    "a {name}", _FLOAT_TENSOR, _TENSOR, _ARRAY, _TYPED_ARRAY,
     "{kind} of length {n}", "{path} should be {expected}, got {got}",
     "{path} should be {expected}, got integers ({got}); use floats",
     "{path} has shape {shape}, expected shape {expected}", "{path} contains NaN",
     "{path} should be a number, got {got}", "{path} is NaN, expected a number",
     "{path} is missing the key(s) {keys}", "{path} has unexpected key(s) {keys}",
     "{path} has {n} item, expected {expected}", "{path} has {n} items, expected {expected}",
-    "is zero everywhere", "has the wrong sign", "is transposed: rows and columns are swapped",
-    "is the right answer times a constant factor: look for a scaling that is missing or extra "
-    "(a square root, a mean instead of a sum, a count)",
+    _ZERO, _SIGN, _TRANSPOSED, _FACTOR,
     "is the right answer times 100: the exercise asks for a value from 0 to 1, not a percentage",
     "is the right answer divided by 100: the exercise asks for a value from 0 to 100, not a share from 0 to 1",
     "is the right answer times {factor}: look for an extra power of ten (a unit, a percentage, "
@@ -775,3 +808,246 @@ GENERIC_MESSAGES = [
 def _should(**fields) -> str:
     """The "{path} should be {expected}, got {got}" sentence in the feedback's language."""
     return _t("{path} should be {expected}, got {got}").format(**fields)
+
+
+# ----------------------------------------------------------------------------- printed feedback, in another language
+# The French edition of the book shows the notebooks' stored outputs, printed by the English
+# checker. ``translate_output`` reads each printed message back: it finds which of the
+# sentences above made it and with what, then has the same functions write it again in
+# another language (no answer is computed). A reading is kept only if it gives the English
+# text back exactly.
+
+#: The first line of a message that ``check`` printed in English: "Exercise 2.1: ...".
+FEEDBACK_LINE = re.compile(r"^Exercise (\d+\.\d+): ")
+
+#: A message as read back: writes it in the language of the feedback being given (``_LANG``).
+_Render = Callable[[], str]
+
+#: Where ``_kind`` found a wrong kind: the answer, or an item of it (``answer[0]``, ``answer['Q']``).
+_PATH = r"answer(?:\[[^\]]+\])*"
+_ITEM = r"answer\[[^\]]+\]"
+
+#: A shape as printed (``(3,)``, ``(2, 3)``), a dtype (``torch.int64``, ``<U3``), a list of keys.
+_SHAPE, _DTYPE, _KEYS = r"\([\d, ]*\)", r"\S+", r"\[.*\]"
+#: A field that holds a description of an answer (``_describe``, ``_a``), read in turn.
+_DESCRIBED = "description"
+
+#: The sentences of ``_kind`` about the answer at ``{path}``: what each field holds, a
+#: description or printed text that matches a regular expression. The more particular
+#: sentence first: a text it gives is read by it alone ("should be a number, got ..." is
+#: not "should be {expected}, got ..." with a type named "number").
+_KIND_MESSAGES = {
+    "{path} should be a number, got {got}": {"got": _DESCRIBED},
+    "{path} should be {expected}, got integers ({got}); use floats": {"expected": _DESCRIBED, "got": _DESCRIBED},
+    "{path} should be {expected}, got {got}": {"expected": _DESCRIBED, "got": _DESCRIBED},
+    "{path} has shape {shape}, expected shape {expected}": {"shape": _SHAPE, "expected": _SHAPE},
+    "{path} contains NaN": {},
+    "{path} is NaN, expected a number": {},
+    "{path} is missing the key(s) {keys}": {"keys": _KEYS},
+    "{path} has unexpected key(s) {keys}": {"keys": _KEYS},
+    "{path} has {n} item, expected {expected}": {"n": r"\d+", "expected": r"\d+"},
+    "{path} has {n} items, expected {expected}": {"n": r"\d+", "expected": r"\d+"},
+}
+
+
+@contextlib.contextmanager
+def _speaking(lang: str):
+    """Give feedback in ``lang`` inside the block."""
+    token = _LANG.set(lang)
+    try:
+        yield
+    finally:
+        _LANG.reset(token)
+
+
+def _english(render: _Render) -> str:
+    with _speaking("en"):
+        return render()
+
+
+def _fields(template: str, text: str, **patterns: str) -> dict[str, str] | None:
+    """The values of the ``{fields}`` of ``template`` if ``text`` is that English template filled
+    in, else None. A field matches the regular expression ``patterns[field]``, by default any text."""
+    parts = re.split(r"\{(\w+)\}", template)
+    regex = "".join(f"(?P<{part}>{patterns.get(part, '.+')})" if i % 2 else re.escape(part)
+                    for i, part in enumerate(parts))
+    m = re.fullmatch(regex, text, re.S)
+    return m.groupdict() if m else None
+
+
+def _filled(template: str, **fields) -> _Render:
+    """``template`` in the feedback's language, each field a value printed as it is or a render."""
+    return lambda: _t(template).format(**{k: v() if callable(v) else v for k, v in fields.items()})
+
+
+def _read_type(text: str) -> list[_Render]:
+    """'an int', 'a set': a type as ``_a`` names it."""
+    m = re.fullmatch(r"an? (\S+)", text)
+    if not m:
+        return []
+    name = m.group(1)
+    return [lambda: _a(name)]
+
+
+def _read_description(text: str) -> list[_Render]:
+    """The readings of what ``_describe`` (or ``_a``) said of an answer."""
+    out = [_filled(t, **f) for t in (_FLOAT_TENSOR, _TENSOR, _ARRAY, _TYPED_ARRAY)
+           if (f := _fields(t, text, shape=_SHAPE, dtype=_DTYPE))]
+    f = _fields("{kind} of length {n}", text, n=r"\d+")
+    if f:
+        out += [_filled("{kind} of length {n}", kind=kind, n=f["n"]) for kind in _read_type(f["kind"])]
+    out += _read_type(text)
+    m = re.fullmatch(r"(an? \S+) (\(.*\))", text, re.S)  # a value of the learner's, as repr() wrote it
+    if m:
+        value = m.group(2)
+        out += [lambda kind=kind: f"{kind()} {value}" for kind in _read_type(m.group(1))]
+    return out
+
+
+def _read_kind(text: str, ex: Exercise) -> list[_Render]:
+    """The readings of what ``_generic`` or ``_not_right`` said of a wrong answer or item."""
+    kinds = [lambda k=k: _t(k) for k in (_ZERO, _SIGN, _TRANSPOSED, _FACTOR)]
+    kinds += [lambda s=s: _scale_slip(*s, ex.unit) for s in SCALE_FACTORS]
+    kinds.append(lambda: _not_right(ex))
+    return [k for k in kinds if _english(k) == text]
+
+
+def _read_kind_message(text: str) -> list[_Render]:
+    """The readings of a sentence of ``_kind`` (the answer's type, shape, length, keys), by the
+    first of ``_KIND_MESSAGES`` that reads it."""
+    for template, holds in _KIND_MESSAGES.items():
+        f = _fields(template, text, path=_PATH, **{k: ".+" if v == _DESCRIBED else v for k, v in holds.items()})
+        if f is None:
+            continue
+        options = [[(k, r) for r in _read_description(v)] if holds.get(k) == _DESCRIBED else [(k, v)]
+                   for k, v in f.items()]
+        out = [_filled(template, **dict(chosen)) for chosen in itertools.product(*options)]
+        if [r for r in out if _english(r) == text]:
+            return out
+    return []
+
+
+def _read_items(segments: list[str], ex: Exercise) -> list[list[_Render]]:
+    """Every reading of ``"; ".join(segments)`` as sentences about items, joined by "; "
+    (a mistake's own message may hold a "; " too)."""
+    if not segments:
+        return [[]]
+    out = []
+    for end in range(1, len(segments) + 1):
+        text, firsts = "; ".join(segments[:end]), []
+        f = _fields("{item}: {mistake}", text, item=_ITEM)
+        if f:
+            firsts += [_filled("{item}: {mistake}", item=f["item"], mistake=lambda m=m.message: _t(m, f"exercise {ex.id}"))
+                       for m in ex.mistakes if m.message == f["mistake"]]
+        f = _fields("{item} {kind}", text, item=_ITEM)
+        if f:
+            firsts += [_filled("{item} {kind}", item=f["item"], kind=k) for k in _read_kind(f["kind"], ex)]
+        out += [[first, *rest] for first in firsts for rest in _read_items(segments[end:], ex)]
+    return out
+
+
+def _read_diagnosis(text: str, ex: Exercise) -> list[_Render]:
+    """The readings of what ``diagnose`` said of a wrong answer to ``ex``."""
+    out: list[_Render] = [lambda m=m.message: _t(m, f"exercise {ex.id}") for m in ex.mistakes if m.message == text]
+    f = _fields("answer {kind}", text)
+    if f:
+        out += [_filled("answer {kind}", kind=k) for k in _read_kind(f["kind"], ex)]
+    out += _read_kind_message(text)
+    out += [lambda parts=parts: _t("; ").join(p() for p in parts) for parts in _read_items(text.split("; "), ex)]
+    return out
+
+
+def _between(text: str, frame: str) -> str | None:
+    """What ``text`` holds where ``frame`` holds the mark ``\\x00``, or None if the rest differs."""
+    head, _, tail = frame.partition("\x00")
+    if len(text) > len(head) + len(tail) and text.startswith(head) and text.endswith(tail):
+        return text[len(head):len(text) - len(tail)]
+    return None
+
+
+def _read_feedback(text: str) -> list[_Render]:
+    """The readings of one message of ``check`` (on one line) that give ``text`` back in English."""
+    m = FEEDBACK_LINE.match(text)
+    ex = EXERCISES.get(m.group(1)) if m else None
+    if ex is None:
+        return []
+    out: list[_Render] = [lambda: _correct(ex)]
+    expected = _between(text, _english(lambda: _unanswered(ex, "\x00")))
+    if expected is not None:
+        out += [lambda d=d: _unanswered(ex, d()) for d in _read_description(expected)]
+    for hint in (True, False):  # a text that ends in the hint is read with it (a learner's value may hold ". Hint: ...")
+        msg = _between(text, _english(lambda hint=hint: _not_yet(ex, "\x00", hint)))
+        if msg is None or (not hint and any(_english(r) == text for r in out)):
+            continue
+        for said in {msg, msg[0].lower() + msg[1:]}:  # check wrote the diagnosis's first letter upper-case
+            out += [lambda d=d, hint=hint: _not_yet(ex, d(), hint) for d in _read_diagnosis(said, ex)]
+    return [r for r in out if _english(r) == text]
+
+
+def _translate_feedback(text: str, lang: str) -> str:
+    """One message of ``check`` (on one line) written in ``lang``.
+
+    Raises:
+        ValueError: no sentence of the checker's gives ``text``, or two readings of it differ in ``lang``.
+    """
+    readings = _read_feedback(text)
+    with _speaking(lang):
+        found = {r() for r in readings}
+    if not found:
+        raise ValueError(f"not a message of the answer checker: {text!r}")
+    if len(found) > 1:
+        raise ValueError(f"the checker's message {text!r} reads {len(found)} ways in {lang}: {sorted(found)}")
+    return found.pop()
+
+
+def translate_output(text: str, lang: str | None = None) -> str:
+    """A cell's printed output with every message of ``check`` in it written in ``lang``.
+
+    The stored outputs of the book's notebooks were printed by the English checker. A message
+    starts on a line "Exercise N.k: " and goes on over the lines ``check`` wrapped (indented by
+    two spaces). Each is read back against the checker's own sentences (``GENERIC_MESSAGES``
+    and the exercise's statement, hint and mistakes) and written again by the same functions
+    in ``lang``, wrapped as ``check`` wraps: the text equals what ``check(..., lang=lang)`` would
+    have printed for the same answer. Every other line is left as it is; nothing is computed.
+
+    Args:
+        text: the output, as printed (several lines; messages and other printed lines).
+        lang: a language of ``LANGUAGES``; by default ``COURSE_LANG``, else English.
+
+    Returns:
+        The output with its checker messages in ``lang``.
+
+    Raises:
+        ValueError: a line starts as a message of the checker ("Exercise N.k: ") but no
+            sentence of the checker's, in English, gives it (the message names the line), or
+            ``lang`` is not a language of ``LANGUAGES``.
+    """
+    lang = language(lang)
+    _load_all()
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if not FEEDBACK_LINE.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        last = i + 1
+        while last < len(lines) and lines[last].startswith("  "):
+            last += 1
+        problem = None
+        for end in range(last, i, -1):  # the longest run of indented lines that reads as one message
+            block = lines[i:end]
+            message = " ".join([block[0], *(line[2:] for line in block[1:])])
+            if _wrap(message) != "\n".join(block):
+                continue
+            try:
+                translated = _translate_feedback(message, lang)
+            except ValueError as e:
+                problem = problem or e
+                continue
+            out += _wrap(translated).split("\n")
+            i = end
+            break
+        else:
+            raise ValueError(f"line {i + 1} of the output reads as a message of the answer checker, but none of "
+                             f"its sentences gives it: {lines[i]!r} ({problem or 'not wrapped as check wraps'})")
+    return "\n".join(out)

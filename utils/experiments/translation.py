@@ -17,6 +17,7 @@ import pathlib
 
 import torch
 
+from ..core.checks import is_int
 from ..core.env import ROOT, add_device_option, resolve_device
 from ..tasks.translation import data as tr
 from ..tasks.translation import train as mt
@@ -24,7 +25,8 @@ from ..training.checkpoints import torch_load
 from .flops import translation_training_flops
 
 
-def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu") -> tuple[pathlib.Path, pathlib.Path]:
+def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu",
+                     step: int | None = None) -> tuple[pathlib.Path, pathlib.Path]:
     """Ship a measurement run of chapter 16: copy its log to ``out_dir / f"{name}.jsonl"`` and write
     ``out_dir / f"{name}.dev.json"``, the dev split translated greedily by the run's last
     checkpoint (as the run's own last evaluation did), so that the chapter can compare runs
@@ -33,16 +35,20 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu") -
     run's training FLOPs up to that step (``experiments.flops.translation_training_flops``:
     a cost that does not depend on the machine or its load, as minutes do).
 
+    ``step`` ships the run as it stood at an earlier evaluated step (its log up to that step,
+    the translations of ``step{step}.pt``): a run resumed to a longer budget ships at each
+    budget under its own name (``reg`` at 3,500 steps, ``reg@7000`` at 7,000).
+
     The translations are checked against the log: their BLEU and chrF must equal what the run
-    recorded at its last step, to the last digit (one thread, as the run decoded). A run
+    recorded at that step, to the last digit (one thread, as the run decoded). A run
     decoded on another machine than it trained on may differ in a few sentences; then
     nothing is written. ``device`` ("cpu" or "cuda") is where the model decodes: a run
     trained on one device is best measured on it.
 
     Raises:
         FileNotFoundError: ``workdir`` lacks the log or the last step's checkpoint.
-        ValueError: ``name`` is not a plain file name; the log's last record has no dev
-            evaluation; the translations do not score what the log says; ``device`` is not
+        ValueError: ``name`` is not a plain file name; ``step`` is not a step the log evaluated;
+            the log's last record has no dev evaluation; the translations do not score what the log says; ``device`` is not
             "cpu" or "cuda".
         RuntimeError: ``device`` is "cuda" and PyTorch sees no GPU.
     """
@@ -51,6 +57,11 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu") -
     device = resolve_device(device)
     workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
     header, records = mt.read_log(workdir / "log.jsonl")
+    if step is not None:
+        evaluated = [r["step"] for r in records if "dev_bleu" in r]
+        if not is_int(step) or step not in evaluated:
+            raise ValueError(f"step must be a step whose dev evaluation the log holds, one of {evaluated}, got {step!r}")
+        records = [r for r in records if r["step"] <= step]
     last = records[-1]
     if "dev_bleu" not in last:
         raise ValueError(f"{workdir / 'log.jsonl'}: its last record (step {last['step']}) has no dev evaluation")
@@ -74,7 +85,8 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu") -
                          f"the log says {last['dev_bleu']}, {last['dev_chrf']}: decode on the machine that trained it")
     out_dir.mkdir(parents=True, exist_ok=True)
     log_out, dev_out = out_dir / f"{name}.jsonl", out_dir / f"{name}.dev.json"
-    log_out.write_text((workdir / "log.jsonl").read_text())
+    lines = (workdir / "log.jsonl").read_text().splitlines(keepends=True)
+    log_out.write_text("".join(lines[: 1 + len(records)]))  # the header, then the records up to the step
     flops = translation_training_flops(header["start"], last["step"])[-1]
     record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops,
                   dev_cross_entropy=mt.dev_cross_entropy(model, dev), versions=mt.run_versions(),
@@ -110,13 +122,15 @@ def _main(argv=None):
     r = sub.add_parser("measure-run", help="ship a measurement run's log and its dev translations into "
                        f"{mt.MEASURE_DIR.relative_to(ROOT)}/NAME.jsonl and NAME.dev.json (chapter 16's ablations)")
     r.add_argument("--workdir", required=True)
-    r.add_argument("--name", required=True, help="the files' name, e.g. pdrop0.3")
+    r.add_argument("--name", required=True, help="the files' name, e.g. pdrop0.3, or reg@7000 for a longer budget")
+    r.add_argument("--step", type=int, default=None, help="ship the run as it stood at this evaluated step "
+                   "(default: its last)")
     add_device_option(r)
     sub.add_parser("measure-flops", help=f"count the training FLOPs of the runs {', '.join(mt.SIZE_RUNS)} at each "
                    f"evaluation into {mt.RUN_FLOPS_FILE.relative_to(ROOT)} (chapter 16 reads it)")
     args = parser.parse_args(argv)
     if args.cmd == "measure-run":
-        print("wrote", *ship_measurement(args.workdir, args.name, device=args.device))
+        print("wrote", *ship_measurement(args.workdir, args.name, device=args.device, step=args.step))
     else:
         print("wrote", write_run_flops())
 

@@ -98,8 +98,19 @@ MT_ABLATIONS = {
     "pdrop0.3": ("dropout 0.3 instead of 0.2", dict(p_drop=0.3)),
     "ls0.2": ("label smoothing 0.2 instead of 0.1", dict(eps_ls=0.2)),
     "entries0.25": ("the dictionary's entries mixed in: 1 batch per 4 of sentences", dict(entry_ratio=0.25)),
+    "reg": ("dropout 0.3 and token dropout 0.1 together", dict(p_drop=0.3, p_word_src=0.1, p_word_tgt=0.1)),
 }
 ABLATION_STEPS = 3500
+#: The second budget: runs of ``MT_ABLATIONS`` resumed from their state at ``ABLATION_STEPS`` to
+#: ``LONG_STEPS`` (the same runs, trained on), shipped by ``measure-run`` as ``NAME@LONG_STEPS``;
+#: chapter 16 reads the changes again there, past the step where the paper's recipe turns.
+LONG_STEPS = 7000
+MT_LONG_RUNS = ("paper", "pdrop0.3", "reg")
+
+
+def long_name(name: str) -> str:
+    """The shipped name of ablation ``name`` at the second budget: ``reg`` -> ``reg@7000``."""
+    return f"{name}@{LONG_STEPS}"
 #: The short runs that chose the model's size and whether to add the phrase pairs (their logs
 #: are in ``MEASURE_DIR``), and the file of their training FLOPs at each evaluation
 #: (``experiments.translation.write_run_flops``; counting them encodes the 367,358 phrase pairs, about 30 s, so chapter

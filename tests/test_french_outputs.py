@@ -1,0 +1,232 @@
+"""The French edition's printed outputs, without a book build (``utils.exercises.translate_output``,
+``utils/book/french_outputs.py``).
+
+- A message of the answer checker, printed in English and stored in a notebook, is written
+  again in French exactly as ``check(..., lang="fr")`` prints it for the same answer: the
+  placeholder, a right answer, wrong answers of every kind the checker names (type, shape,
+  NaN, keys, length, zeros, sign, transposition, powers of ten, a constant factor), each
+  registered mistake of every exercise (alone, and named for one item of an answer), with
+  and without the hint. Written in English, it is the text itself.
+- Every stored output of the chapters and the solution notebooks that holds a message of the
+  checker reads back (the French build would warn otherwise); the lines around a message
+  stay as they are; a line that starts as a message but that no sentence of the checker
+  gives is an error that quotes it.
+- The named output tables (chapter 12's verdicts) take their words from ``outputs.po`` and are
+  padded again; other tables and other columns are left alone; a word without a translation
+  is reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+from bs4 import BeautifulSoup
+from notebooks import ROOT
+
+from utils.book import french_outputs
+from utils.book.layout import Table
+from utils.exercises import EXERCISES, FEEDBACK_LINE, Exercise, Mistake, check, exercise_ids, translate_output
+
+
+def printed(id: str, answer, lang: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        check(id, answer, lang=lang)
+    return out.getvalue()
+
+
+def assert_reads_back(id: str, answer):
+    """The English output of ``check`` for ``answer``, written in French, is the French checker's."""
+    english, french = printed(id, answer, "en"), printed(id, answer, "fr")
+    assert translate_output(english, "en") == english
+    assert translate_output(english, "fr") == french, f"{id}, {answer!r}:\n{english}"
+    return english, french
+
+
+# ---- every exercise's own sentences, on stand-in answers (nothing of the course is computed) -------
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """Exercise ``id`` with a stand-in expected answer and stand-in mistakes, its statement,
+    hint, precision, unit and mistakes' messages kept (the real answers take minutes for some)."""
+
+    def make(id: str, expected, mistakes) -> Exercise:
+        real = EXERCISES[id]
+        ex = Exercise(id, real.prompt, lambda: expected, real.atol, real.hint, real.precision, unit=real.unit,
+                      mistakes=[Mistake(lambda w=w: w, m.message) for w, m in zip(mistakes, real.mistakes)])
+        monkeypatch.setitem(EXERCISES, id, ex)
+        return ex
+
+    return make
+
+
+@pytest.mark.parametrize("id", exercise_ids())
+def test_each_exercises_messages_read_back_in_french(id, stand_in):
+    n = len(EXERCISES[id].mistakes)
+    stand_in(id, 1.0, [float(k + 2) for k in range(n)])
+    answers = [..., 1.0, 0.0, -1.0, 100.0, 0.01, 1000.0, 1.07, "1.0"]  # the kinds with the exercise's own hint and unit
+    answers += [float(k + 2) for k in range(n)]  # each registered mistake
+    french = [assert_reads_back(id, a)[1] for a in answers]
+    assert not any(FEEDBACK_LINE.search(f) for f in french)
+
+
+@pytest.mark.parametrize("id", exercise_ids())
+def test_a_mistake_named_for_one_item_reads_back_in_french(id, stand_in):
+    """'answer[0] is not right ...; answer[2]: <the mistake>' (a mistake's message may hold a "; " too)."""
+    n = len(EXERCISES[id].mistakes)
+    stand_in(id, (1.0, 2.0, 3.0), [(1.0, 2.0, float(9 + k)) for k in range(n)])
+    for k in range(n):
+        english, _ = assert_reads_back(id, (5.0, 2.0, float(9 + k)))
+        assert "answer[2]:" in english.replace("\n  ", " ")
+    assert_reads_back(id, (100.0, 200.0, 300.0))  # the whole answer times 100
+
+
+# ---- wrong answers of every kind the checker names ------------------------------------
+
+@pytest.fixture
+def toy(monkeypatch):
+    """A registered exercise "99.1" with the given expected answer (no French of its own)."""
+
+    def make(expected, atol=1e-4, precision="to 4 decimals", unit=None, hint="a hint") -> str:
+        monkeypatch.setitem(EXERCISES, "99.1", Exercise("99.1", "a toy", lambda: expected, atol, hint, precision,
+                                                        unit=unit))
+        return "99.1"
+
+    return make
+
+
+def test_the_kinds_of_a_tensor_answer_read_back(toy):
+    x = torch.tensor([[0.5, 0.25], [0.1, 0.9]])
+    id = toy(x)
+    for answer in (..., x, -x, x.T, x * 8, x * 10, x / 1000, torch.zeros(2, 2), torch.ones(3), torch.ones(2, 2, dtype=torch.long),
+                   torch.full((2, 2), float("nan")), np.array([["a", "b"], ["c", "d"]]), "0.5", 0.5, [[0.5], [0.25, 1.0]],
+                   x + 0.01, np.ones((2, 2))):
+        assert_reads_back(id, answer)
+    id = toy(torch.tensor([True, False]), atol=0.0, precision="")
+    for answer in (..., torch.tensor([1, 0]), torch.tensor([False, True]), [True]):
+        assert_reads_back(id, answer)
+
+
+def test_the_kinds_of_a_structured_answer_read_back(toy):
+    id = toy({"a": 1, "b": [1.0, 2.0], "c": "x"}, atol=0.05, precision="within 0.05")
+    for answer in (..., {"a": 1}, {"a": 1, "b": [1.0, 2.0], "c": "x", "d": 0}, {"a": 1.5, "b": [1.0, 2.0], "c": "x"},
+                   {"a": 1, "b": [1.0], "c": "x"}, {"a": 1, "b": [1.0, 2.0], "c": 3}, {"a": 10, "b": [10.0, 20.0], "c": "x"},
+                   {"a": 2, "b": [1.0, 2.5], "c": "y"}, [1, 2]):
+        assert_reads_back(id, answer)
+    id = toy((2, 4, 6, 5), atol=0.0, precision="", hint="")
+    for answer in (..., (2, 4, 5), (2, 4, 6, 50), (2.5, 4, 6, 5), (20, 40, 60, 50), torch.tensor([2, 4, 6, 5]), [1]):
+        assert_reads_back(id, answer)
+    id = toy((1.0, 2.0, 3.0))
+    for answer in ((1.0, 2.0), [1.0, 2.0, 3.0, 4.0], np.array([1, 2, 3]), torch.ones(3, 1), {1, 2}, float("nan"),
+                   (1.0, float("nan"), 3.0)):
+        assert_reads_back(id, answer)
+
+
+def test_shares_percentages_and_thousands_read_back(toy):
+    """A factor is written as the French checker writes it (« 1 000 »), a share as a percentage named so."""
+    for unit in ("share", "percent", None):
+        id = toy(0.1815 if unit != "percent" else 18.15, unit=unit)
+        for f in (100, 0.01, 1000, 0.001, 10):
+            assert_reads_back(id, (0.1815 if unit != "percent" else 18.15) * f)
+    english, french = assert_reads_back(toy(12, atol=0.0, precision=""), 12000)
+    assert "times 1,000" in english.replace("\n  ", " ") and "1\u202f000" in french.replace("\n  ", " ")
+
+
+@pytest.mark.parametrize("id", ["2.1", "3.2", "4.1", "6.2", "8.2", "13.2", "16.1"])
+def test_the_real_answers_of_quick_exercises_read_back(id, monkeypatch):
+    """Placeholders as the chapters store them, right answers as the solutions do, and the
+    registered mistakes, computed once by the course's code (exercises whose answers are quick)."""
+    ex = EXERCISES[id]
+    monkeypatch.setattr(ex, "expected", functools.cache(ex.expected))
+    for m in ex.mistakes:
+        monkeypatch.setattr(m, "answer", functools.cache(m.answer))
+    assert_reads_back(id, ...)
+    assert_reads_back(id, ex.expected())
+    for m in ex.mistakes:
+        assert_reads_back(id, m.answer())
+
+
+# ---- the stored outputs ---------------------------------------------------------------
+
+def _stored_outputs():
+    for path in sorted([*ROOT.glob("chapters/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(nb["cells"]):
+            for o in cell.get("outputs", []):
+                text = "".join(o.get("text", ""))
+                if o["output_type"] == "stream" and re.search(r"^Exercise \d", text, re.M):
+                    yield f"{path.relative_to(ROOT)}::{i}", text
+
+
+def test_every_stored_checker_message_reads_back_and_the_rest_stays():
+    seen = 0
+    for where, text in _stored_outputs():
+        french = translate_output(text, "fr")
+        assert translate_output(text, "en") == text, where
+        assert not FEEDBACK_LINE.search(french) and "Exercice " in french, f"{where}:\n{french}"
+        kept = [line for line in text.split("\n") if not FEEDBACK_LINE.match(line) and not line.startswith("  ")]
+        assert all(line in french.split("\n") for line in kept), f"{where}: a printed line changed"
+        seen += 1
+    assert seen > 100, f"only {seen} stored outputs with a checker message: has the layout changed?"
+
+
+def test_lines_around_a_message_stay_and_an_unknown_message_is_an_error():
+    correct = printed("2.1", EXERCISES["2.1"].expected(), "en")
+    text = f"weights: tensor([0.1978])\n{correct}  an indented line printed after it\nlast line\n"
+    french = translate_output(text, "fr")
+    assert french == ("weights: tensor([0.1978])\n" + printed("2.1", EXERCISES["2.1"].expected(), "fr")
+                      + "  an indented line printed after it\nlast line\n")
+    assert translate_output("no message here\n  at all", "fr") == "no message here\n  at all"
+    with pytest.raises(ValueError, match="Exercise 2.1: well done"):
+        translate_output("before\nExercise 2.1: well done.\n", "fr")
+    with pytest.raises(ValueError, match="Exercise 99.9"):
+        translate_output("Exercise 99.9: correct.\n", "fr")
+    with pytest.raises(ValueError, match="lang must name one of the languages"):
+        translate_output(correct, "de")
+
+
+# ---- chapter 12's verdicts --------------------------------------------------------------
+
+PAGE = "chapters/12_variations"
+VERDICTS = {"within noise": "dans le bruit", "better": "meilleur", "worse": "moins bon"}
+
+
+def test_the_named_tables_take_their_words_from_the_catalogue():
+    table = Table([["h=1", "base", "90.0%", "within noise", "1.1", "worse"], ["h=2", "base", "91.0%", "better", "1.2", "worse"]],
+                  ["row", "vs", "exact match (range)", "verdict", "perplexity (range)", "verdict"], align=["left"] * 6)
+    html, missing, found = french_outputs.translate_tables(table._repr_html_(), PAGE, VERDICTS)
+    assert not missing and len(found) == 1
+    cells = [td.get_text() for td in BeautifulSoup(html, "html.parser").select("td")]
+    assert cells[3] == "dans le bruit" and cells[5] == "moins bon" and cells[9] == "meilleur     "
+    assert [c.strip() for c in cells[:3]] == ["h=1", "base", "90.0%"]  # the other columns as printed
+    # another page, another table: untouched; a word the catalogue lacks: reported
+    assert french_outputs.translate_tables(table._repr_html_(), "chapters/11_results", VERDICTS)[0] == table._repr_html_()
+    other = Table([["a", "worse"]], ["row", "outcome"])
+    assert french_outputs.translate_tables(other._repr_html_(), PAGE, VERDICTS)[0] == other._repr_html_()
+    assert french_outputs.translate_tables(table._repr_html_(), PAGE, {"better": "meilleur"})[1] == [
+        "within noise", "worse", "worse"]
+
+
+def test_chapter_12s_stored_tables_hold_only_catalogued_words():
+    spec = importlib.util.spec_from_file_location("course_translations", ROOT / "utils" / "book" / "translations.py")
+    translations = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(translations)
+    assert translations.OUTPUTS_DOMAIN == french_outputs.DOMAIN and french_outputs.DOMAIN in translations.EXTRA_TEMPLATES
+    table = french_outputs.phrase_table(ROOT / "locales" / "fr" / "LC_MESSAGES" / f"{french_outputs.DOMAIN}.po")
+    assert table == {PAGE: VERDICTS}  # the words of the chapter's French prose
+    assert set(french_outputs.table_messages()) == {(PAGE, en) for en in VERDICTS}
+    nb = json.loads((ROOT / f"{PAGE}.ipynb").read_text(encoding="utf-8"))
+    found = set()
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            found |= french_outputs.translate_tables("".join(o.get("data", {}).get("text/html", "")), PAGE, VERDICTS)[2]
+    assert found == set(french_outputs.OUTPUT_TABLES), "a named table is no longer on its page"
+
