@@ -344,3 +344,38 @@ def test_the_tune_command(monkeypatch, tmp_path):
     assert calls == [("transformer", 2, str(tmp_path), baseline.TUNING_STEPS, 0, 1)]
     with pytest.raises(SystemExit):
         baseline._main(["tune", "--arch", "recurrent", "--config", "8", "--workdir", str(tmp_path)])
+
+
+def test_a_finished_tuning_run_ships_and_is_read_and_chosen_by_dev_wer(monkeypatch, tmp_path):
+    """A tuning log ships only for its own configuration at the tuning budget with a dev
+    evaluation; ``tuning_results`` reads what is shipped; ``chosen_config`` takes the lowest dev WER."""
+    monkeypatch.setattr(baseline, "TUNING", tmp_path / "tuning")
+    baseline.tune("transformer", 1, tmp_path / "run", steps=2, progress=False, dev_eval=False)
+    with pytest.raises(ValueError, match=r"ends at step 2 without a dev evaluation; a tuning run is shipped at step 6,000"):
+        baseline.ship_tuning("transformer", 1, tmp_path / "run")
+    with pytest.raises(ValueError, match=r"is the log of .*'config': 1.*not of .*'config': 2"):
+        baseline.ship_tuning("transformer", 2, tmp_path / "run", steps=2)
+    with pytest.raises(FileNotFoundError, match="log.jsonl is missing: train the run first"):
+        baseline.ship_tuning("transformer", 1, tmp_path / "nothing")
+
+    def fake_log(arch, config, wers, loss):  # a finished run's log as tune writes it, its evaluations made up
+        start = dict(kind="G2P tuning run", arch=arch, config=config, **baseline.TUNING_GRID[config], seed=0, recipe={})
+        lines = [dict(start=start)] + [dict(step=1000 * (k + 1), losses=[1.0], dev_loss=loss, dev_wer=w, dev_per=w / 4)
+                                       for k, w in enumerate(wers)]
+        folder = tmp_path / f"{arch}{config}"
+        folder.mkdir()
+        (folder / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        return baseline.ship_tuning(arch, config, folder, steps=1000 * len(wers))
+
+    assert fake_log("recurrent", 0, [40.0, 30.0], 0.95).name == "recurrent0.jsonl"
+    fake_log("recurrent", 3, [35.0, 28.5], 0.97)
+    fake_log("recurrent", 5, [33.0, 28.5], 0.93)
+    fake_log("transformer", 2, [50.0, 31.0], 0.90)
+    results = baseline.tuning_results()
+    assert sorted(results["recurrent"]) == [0, 3, 5] and sorted(results["transformer"]) == [2]
+    assert results["recurrent"][3] == dict(factor=1.0, warmup=1000, dropout=0.3, step=2000, dev_wer=28.5, dev_per=28.5 / 4,
+                                           dev_loss=0.97, evals=[(1000, 35.0, 0.97), (2000, 28.5, 0.97)])
+    assert baseline.chosen_config(results["recurrent"]) == 5  # 28.5 twice: the lower dev loss
+    assert baseline.chosen_config(results["transformer"]) == 2
+    with pytest.raises(ValueError, match="no tuning run is shipped for this model yet"):
+        baseline.chosen_config({})

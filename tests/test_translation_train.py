@@ -337,7 +337,38 @@ def test_the_measure_folder_holds_only_what_the_chapter_reads():
     expected = {f"{n}.jsonl" for n in mt.SIZE_RUNS} | {mt.RUN_FLOPS_FILE.name}
     expected |= {f"{n}{ext}" for n in mt.MT_ABLATIONS for ext in (".jsonl", ".dev.json")}
     expected |= {f"{mt.long_name(n)}{ext}" for n in mt.MT_LONG_RUNS for ext in (".jsonl", ".dev.json")}
+    expected |= {mt.run_vocab_file(f["vocab_size"]).name for _, f in mt.MT_ABLATIONS.values() if "vocab_size" in f}
     assert {p.name for p in mt.MEASURE_DIR.iterdir()} == expected
+
+
+def test_a_vocabulary_ablation_trains_its_own_vocabulary_and_names_it_in_the_config(tmp_path):
+    """``vocab_size`` other than the shipped 4,000 is a vocabulary ``data.train_vocab`` makes from
+    the same train sentences (the shipped file of an ablation is those bytes); the run's config
+    names its file, and its model's embedding has that many rows."""
+    assert mt.run_vocab_file() == tr.VOCAB_FILE and mt.run_vocab() is tr.shipped_vocab()
+    assert mt.run_vocab_file(1000) == mt.MEASURE_DIR / "de_en_bpe1000.model"
+    for _, fields in mt.MT_ABLATIONS.values():
+        if "vocab_size" in fields:
+            made = tr.train_vocab(tmp_path / "v.model", fields["vocab_size"])
+            assert made.read_bytes() == mt.run_vocab_file(fields["vocab_size"]).read_bytes()
+    _, cfg = mt._config(None, 1, False, dict(vocab_size=1000), "base")
+    assert cfg["vocab"] == "de_en_bpe1000.model" and cfg["recipe"]["vocab_size"] == 1000
+    assert mt._config(None, 1, False, dict(vocab_size=tr.VOCAB_SIZE), "base")[1] == mt._config(None, 1, False, {}, "base")[1]
+    model = mt.config_model(cfg)
+    assert model.embed.lut.weight.shape[0] == 1000 and mt.config_vocab(cfg).get_piece_size() == 1000
+    for bad in (50, 2.5, "1000", True):
+        with pytest.raises(ValueError, match=r"vocab_size must be an int >= 100"):
+            mt._config(None, 1, False, dict(vocab_size=bad), "base")
+
+
+def test_per_word_turns_a_loss_per_piece_into_nats_per_english_word():
+    pairs = [("Ich bin müde.", "I am tired."), ("Ja.", "Yes.")]
+    pieces = sum(len(tr.encode(en)) + 1 for _, en in pairs)  # each with its </s>
+    assert mt.per_word(2.0, pairs) == pytest.approx(2.0 * pieces / (4 + 2))  # 3 + 1 words, then 1 + 1
+    small = mt.run_vocab(1000)
+    assert mt.per_word(2.0, pairs, small) == pytest.approx(2.0 * sum(len(tr.encode(en, small)) + 1 for _, en in pairs) / 6)
+    with pytest.raises(ValueError, match="at least one"):
+        mt.per_word(2.0, [])
 
 
 def test_shipped_test_outputs_are_what_the_shipped_models_translate():

@@ -20,9 +20,11 @@ Chapter 17 reads the runs with ``mean_interval`` (mean and t-interval over seeds
 ``word_errors`` and ``paired_bootstrap`` (the gap between the models, resampling test
 words; ``bootstrap_wer_per`` for both scores on one draw), ``dev_summary`` (held-out loss and WER at the end of a run), ``separation_p``
 (the p-value of the non-overlap rule) and ``dropout_sites`` (where each model drops).
-Issue 34's equal tuning runs one configuration of ``TUNING_GRID`` per command, resumable::
+Issue 34's equal tuning runs one configuration of ``TUNING_GRID`` per command, resumable, and
+ships each finished run's log into ``TUNING`` (``ship_tuning``), which ``tuning_results`` reads::
 
     .venv/bin/python -m utils.experiments.baseline tune --arch recurrent --config 0 --workdir W
+    .venv/bin/python -m utils.experiments.baseline ship-tune --arch recurrent --config 0 --workdir W
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import numpy as np
 import torch
 
 from ..core.checks import is_int
-from ..core.env import CHECKPOINTS, add_device_option
+from ..core.env import CHECKPOINTS, ROOT, add_device_option
 from ..core.masks import PAD_ID
 from ..model.recurrent import G2P_RECURRENT, new_recurrent_model
 from ..tasks import g2p
@@ -611,6 +613,8 @@ TUNING_GRID = (
 )
 #: Steps of every tuning run (a third of the present budget); a configuration is chosen by dev WER.
 TUNING_STEPS = 6000
+#: The shipped logs of finished tuning runs: ``<arch><config>.jsonl`` (``ship_tuning``).
+TUNING = RUNS / "tuning"
 
 
 def tuning_model(arch: str, config: int, vocab_size: int | None = None) -> torch.nn.Module:
@@ -682,6 +686,87 @@ def tune(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int =
     return pathlib.Path(workdir) / "log.jsonl"
 
 
+def tuning_log(arch: str, config: int) -> pathlib.Path:
+    """The shipped log of configuration ``config`` of ``TUNING_GRID`` for ``arch``: ``TUNING / "<arch><config>.jsonl"``.
+
+    Raises:
+        ValueError: as ``tuning_model``.
+    """
+    _check_tuning(arch, config)
+    return TUNING / f"{arch}{int(config)}.jsonl"
+
+
+def _read_jsonl(path: pathlib.Path) -> tuple[dict, list[dict]]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not lines or "start" not in lines[0]:
+        raise ValueError(f"{path}: not a training log (its first line has no 'start')")
+    return lines[0], lines[1:]
+
+
+def ship_tuning(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int = 0) -> pathlib.Path:
+    """Copy the log of a finished tuning run (``tune``) from ``workdir`` to ``tuning_log(arch, config)``.
+
+    Only a run of exactly that configuration (its log's "start" says the arch, the config
+    index, the grid's three settings and the seed) that reached ``steps`` with a dev
+    evaluation at its last record is shipped: a tuning comparison reads every run at the
+    same budget.
+
+    Raises:
+        ValueError: as ``tuning_model``; the log's run is another configuration, or has not
+            reached ``steps``, or its last record holds no dev evaluation.
+        FileNotFoundError: ``workdir`` has no ``log.jsonl``.
+    """
+    out = tuning_log(arch, config)
+    log = pathlib.Path(workdir) / "log.jsonl"
+    if not log.is_file():
+        raise FileNotFoundError(f"{log} is missing: train the run first (python -m utils.experiments.baseline tune ...)")
+    header, records = _read_jsonl(log)
+    start, want = header["start"], dict(kind="G2P tuning run", arch=arch, config=int(config), seed=int(seed),
+                                        **TUNING_GRID[config])
+    got = {k: start.get(k) for k in want}
+    if got != want:
+        raise ValueError(f"{log} is the log of {got}, not of {want}")
+    if not records or records[-1]["step"] != steps or "dev_wer" not in records[-1]:
+        last = records[-1]["step"] if records else 0
+        raise ValueError(f"{log} ends at step {last:,}{'' if records and 'dev_wer' in records[-1] else ' without a dev evaluation'}; "
+                         f"a tuning run is shipped at step {steps:,} with its dev evaluation: resume it with the same tune command")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(log.read_text())
+    return out
+
+
+def tuning_results(folder=None) -> dict[str, dict[int, dict]]:
+    """{arch: {config: summary}} of the shipped tuning runs in ``folder`` (default ``TUNING``). A
+    summary holds the grid's settings (``factor``, ``warmup``, ``dropout``), the last step,
+    and that step's dev WER, PER (greedy, %) and loss (label-smoothed, per phoneme), with
+    ``evals``: every evaluation's (step, dev_wer, dev_loss). Configurations not shipped yet
+    are absent."""
+    folder = TUNING if folder is None else pathlib.Path(folder)
+    out = {arch: {} for arch in g2p.ARCHS}
+    for path in sorted(folder.glob("*.jsonl")):
+        header, records = _read_jsonl(path)
+        start = header["start"]
+        evals = [r for r in records if "dev_wer" in r]
+        last = evals[-1]
+        out[start["arch"]][start["config"]] = dict(
+            factor=start["factor"], warmup=start["warmup"], dropout=start["dropout"], step=last["step"],
+            dev_wer=last["dev_wer"], dev_per=last["dev_per"], dev_loss=last["dev_loss"],
+            evals=[(r["step"], r["dev_wer"], r["dev_loss"]) for r in evals])
+    return out
+
+
+def chosen_config(results: dict[int, dict]) -> int:
+    """The configuration of one model's ``tuning_results`` with the lowest dev WER at the tuning
+    budget (ties: the lower dev loss, then the lower index): the one its seeds are trained with.
+
+    Raises:
+        ValueError: ``results`` is empty.
+    """
+    if not results:
+        raise ValueError("no tuning run is shipped for this model yet: nothing to choose from")
+    return min(results, key=lambda c: (results[c]["dev_wer"], results[c]["dev_loss"], c))
+
+
 def _add_tune_parser(sub):
     u = sub.add_parser("tune", help=f"train one configuration of TUNING_GRID ({TUNING_STEPS:,} steps, resumable)")
     u.add_argument("--arch", choices=g2p.ARCHS, required=True)
@@ -705,7 +790,14 @@ def _main(argv=None):
     t.add_argument("--steps", type=int, default=80, help="batches to time (default: %(default)s)")
     add_device_option(t)
     _add_tune_parser(sub)
+    h = sub.add_parser("ship-tune", help=f"copy a finished tuning run's log into {TUNING.relative_to(ROOT)}")
+    h.add_argument("--arch", choices=g2p.ARCHS, required=True)
+    h.add_argument("--config", type=int, choices=range(len(TUNING_GRID)), required=True)
+    h.add_argument("--workdir", required=True)
     args = parser.parse_args(argv)
+    if args.cmd == "ship-tune":
+        print("wrote", ship_tuning(args.arch, args.config, args.workdir))
+        return
     if args.cmd == "tune":
         print("wrote", tune(args.arch, args.config, args.workdir, args.steps, args.seed, args.threads))
         return

@@ -159,12 +159,13 @@ def translation_training_flops(config, steps) -> list[int]:
     if not isinstance(config, dict) or not {"model", "recipe"} <= set(config):
         raise ValueError(f"config must be a log header's 'start' (with 'model' and 'recipe'), got {config!r:.120}")
     recipe = config["recipe"]
+    vocab_size = mt.config_vocab(config).get_piece_size()
     cache = {}
 
     def step_flops(examples, indices):  # one count per batch: the batches repeat every epoch
         if id(indices) not in cache:
             src, tgt = collate([examples[i] for i in indices])
-            cache[id(indices)] = transformer_step_flops(src.size(0), src.size(1), tgt.size(1), mt.tr.VOCAB_SIZE,
+            cache[id(indices)] = transformer_step_flops(src.size(0), src.size(1), tgt.size(1), vocab_size,
                                                         **config["model"])
         return cache[id(indices)]
 

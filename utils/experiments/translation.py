@@ -65,7 +65,7 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu",
     last = records[-1]
     if "dev_bleu" not in last:
         raise ValueError(f"{workdir / 'log.jsonl'}: its last record (step {last['step']}) has no dev evaluation")
-    model = mt.new_model(header["start"]["model"])
+    model, sp = mt.config_model(header["start"]), mt.config_vocab(header["start"])
     path = workdir / f"step{last['step']}.pt"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: the run's last checkpoint is needed to mt.translate the dev split")
@@ -76,7 +76,7 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu",
     threads = torch.get_num_threads()
     torch.set_num_threads(header["versions"]["threads"])
     try:
-        hyps = mt.translate(model.eval(), sources)
+        hyps = mt.translate(model.eval(), sources, sp)
     finally:
         torch.set_num_threads(threads)
     scores = mt.bleu_chrf(hyps, streams)
@@ -89,7 +89,7 @@ def ship_measurement(workdir, name: str, out_dir=mt.MEASURE_DIR, device="cpu",
     log_out.write_text("".join(lines[: 1 + len(records)]))  # the header, then the records up to the step
     flops = translation_training_flops(header["start"], last["step"])[-1]
     record = dict(kind="translation dev outputs", step=last["step"], train_flops=flops,
-                  dev_cross_entropy=mt.dev_cross_entropy(model, dev), versions=mt.run_versions(),
+                  dev_cross_entropy=mt.dev_cross_entropy(model, dev, sp), versions=mt.run_versions(),
                   sources=sources, hyps=hyps)
     dev_out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
     return log_out, dev_out

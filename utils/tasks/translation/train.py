@@ -67,8 +67,10 @@ MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=9500,
 #: ``p_word_src`` and ``p_word_tgt`` are token dropout (``token_dropout``): each piece of the
 #: source, or of the decoder's input, becomes ``<unk>`` with that probability in training;
 #: ``entry_ratio`` mixes the dictionary's phrase pairs in: each epoch adds that many batches of
-#: entries per batch of sentences (``MixedBatches``; 0.25 is about 1 entry token per 4 sentence tokens).
-MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0, entry_ratio=0.0)
+#: entries per batch of sentences (``MixedBatches``; 0.25 is about 1 entry token per 4 sentence tokens);
+#: ``vocab_size`` is the shared BPE vocabulary's size: other than the shipped 4,000 it is a
+#: vocabulary trained on the same train sentences by ``data.train_vocab`` (``run_vocab``).
+MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0, entry_ratio=0.0, vocab_size=tr.VOCAB_SIZE)
 
 #: Outputs may be this many pieces longer than their source: no English sentence of the
 #: train split is more than 19 pieces longer than its German (dev 15, test 16;
@@ -143,12 +145,57 @@ def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer:
 
 
 @functools.lru_cache(maxsize=2)
-def training_data(max_tokens: int, phrases: bool, split_rule: str = "twins") -> tuple[list, list, list]:
+def run_vocab_file(vocab_size: int = tr.VOCAB_SIZE) -> pathlib.Path:
+    """The file of a run's shared vocabulary: the shipped ``data.VOCAB_FILE`` for its size
+    (4,000 pieces), else ``MEASURE_DIR / f"de_en_bpe{vocab_size}.model"`` (the ablations' own).
+
+    Raises:
+        ValueError: ``vocab_size`` is not an int >= 100.
+    """
+    if not is_int(vocab_size) or vocab_size < 100:
+        raise ValueError(f"vocab_size must be an int >= 100 (pieces, specials included), got {vocab_size!r}")
+    return tr.VOCAB_FILE if vocab_size == tr.VOCAB_SIZE else MEASURE_DIR / f"de_en_bpe{int(vocab_size)}.model"
+
+
+@functools.lru_cache(maxsize=4)
+def run_vocab(vocab_size: int = tr.VOCAB_SIZE):
+    """The sentencepiece vocabulary of ``vocab_size`` pieces (``run_vocab_file``), loaded once per
+    process. A size other than the shipped one is trained on the train split by
+    ``data.train_vocab`` when its file is missing (a few seconds; two trainings write the same
+    bytes), so an ablation's vocabulary is remade from its size alone.
+
+    Raises:
+        ValueError: as ``run_vocab_file``, or as ``data.train_vocab``.
+    """
+    path = run_vocab_file(vocab_size)
+    if vocab_size == tr.VOCAB_SIZE:
+        return tr.shipped_vocab()
+    if not path.is_file():
+        tr.train_vocab(path, vocab_size)
+    return tr.load_vocab(path)
+
+
+def config_vocab(config: dict):
+    """The vocabulary of a run from its log header's "start" (``recipe.vocab_size``, the shipped
+    4,000 pieces when the recipe names none): what its checkpoints encode and decode with."""
+    return run_vocab(config["recipe"].get("vocab_size", tr.VOCAB_SIZE))
+
+
+def config_model(config: dict) -> Transformer:
+    """A fresh ``Transformer`` shaped as the run of log header "start" ``config``: its model
+    fields and its vocabulary's size (to load the run's checkpoints into)."""
+    return new_model(config["model"], vocab_size=config_vocab(config).get_piece_size())
+
+
+@functools.lru_cache(maxsize=2)
+def training_data(max_tokens: int, phrases: bool, split_rule: str = "twins",
+                  vocab_size: int = tr.VOCAB_SIZE) -> tuple[list, list, list]:
     """(train examples, dev pairs (text), ``make_batches`` of the train examples), made once per
     process for ``train_translation`` (read only: never mutate them). An example is (German ids,
-    English ids + ``</s>``); with ``phrases`` the dictionary's 367,358 phrase pairs follow the
-    11,962 sentence pairs (reading and encoding them takes about 20 s)."""
-    sp = tr.shipped_vocab()
+    English ids + ``</s>``) in the vocabulary of ``vocab_size`` pieces (``run_vocab``); with
+    ``phrases`` the dictionary's 367,358 phrase pairs follow the 11,962 sentence pairs
+    (reading and encoding them takes about 20 s)."""
+    sp = run_vocab(vocab_size)
     by_split = tr.cached_pairs(tr.data_path(), split_rule)
     pairs = tr.encode_pairs(by_split["train"], sp)
     if phrases:
@@ -157,10 +204,10 @@ def training_data(max_tokens: int, phrases: bool, split_rule: str = "twins") -> 
 
 
 @functools.lru_cache(maxsize=1)
-def entry_data(max_tokens: int, split_rule: str = "twins") -> tuple[list, list]:
+def entry_data(max_tokens: int, split_rule: str = "twins", vocab_size: int = tr.VOCAB_SIZE) -> tuple[list, list]:
     """(the dictionary's phrase pairs as examples, ``make_batches`` of them on their own): what
     ``MixedBatches`` mixes into a run with ``entry_ratio`` > 0 (read only; about 20 s once per process)."""
-    entries = tr.encode_pairs(tr.phrase_pairs(split_rule=split_rule), tr.shipped_vocab())
+    entries = tr.encode_pairs(tr.phrase_pairs(split_rule=split_rule), run_vocab(vocab_size))
     return entries, make_batches(entries, max_tokens)
 
 
@@ -205,11 +252,12 @@ def run_batches(recipe: dict, split_rule: str, make_batch) -> tuple[list, loop.E
     sentence pairs (with the phrase pairs among them when ``recipe["phrases"]``), or
     ``MixedBatches`` when ``recipe["entry_ratio"]`` > 0. ``make_batch(examples, indices)``
     makes a step's batch. Training and ``experiments.flops`` draw from the same source."""
-    pairs, _, batches = training_data(recipe["max_tokens"], recipe.get("phrases", False), split_rule)
+    vocab_size = recipe.get("vocab_size", tr.VOCAB_SIZE)
+    pairs, _, batches = training_data(recipe["max_tokens"], recipe.get("phrases", False), split_rule, vocab_size)
     ratio = recipe.get("entry_ratio", 0.0)
     if not ratio:
         return pairs, loop.EpochBatches(batches, lambda indices: make_batch(pairs, indices), recipe["seed"])
-    entries, entry_batches = entry_data(recipe["max_tokens"], split_rule)
+    entries, entry_batches = entry_data(recipe["max_tokens"], split_rule, vocab_size)
     examples = pairs + entries
     extra = [[len(pairs) + i for i in b] for b in entry_batches]
     return examples, MixedBatches(batches, extra, ratio, lambda indices: make_batch(examples, indices), recipe["seed"])
@@ -414,12 +462,17 @@ def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") ->
         raise TypeError(f"phrases must be True or False (add the dictionary's phrase pairs), got {phrases!r}")
     if not _number(cfg.get("entry_ratio", 0.0)) or not 0 <= cfg.get("entry_ratio", 0.0) < float("inf"):
         raise ValueError(f"entry_ratio must be a finite number >= 0, got {cfg['entry_ratio']!r}")
+    if not is_int(cfg.get("vocab_size", tr.VOCAB_SIZE)) or cfg.get("vocab_size", tr.VOCAB_SIZE) < 100:
+        raise ValueError(f"vocab_size must be an int >= 100 (pieces, specials included), got {cfg['vocab_size']!r}")
+    if "vocab_size" in cfg:
+        cfg["vocab_size"] = int(cfg["vocab_size"])
     if phrases and cfg.get("entry_ratio", 0.0):
         raise ValueError("phrases and entry_ratio both add the dictionary's phrase pairs: choose one "
                          f"(phrases=True puts them all in every epoch; entry_ratio={cfg['entry_ratio']!r} mixes some in)")
     cfg = {k: v for k, v in cfg.items() if k not in MT_EXTRA or v != MT_EXTRA[k]}  # the paper's recipe names none
     recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
-    return cfg, dict(model=model, vocab=tr.VOCAB_FILE.name, recipe=dict(recipe_cfg, phrases=phrases),
+    vocab = run_vocab_file(cfg.get("vocab_size", tr.VOCAB_SIZE)).name
+    return cfg, dict(model=model, vocab=vocab, recipe=dict(recipe_cfg, phrases=phrases),
                      **({} if split_rule == "buckets" else dict(split=split_rule)))
 
 
@@ -529,11 +582,12 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     from ...core.env import set_seed
 
     set_seed(cfg["seed"], threads=threads)
-    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases, split_rule)
+    sp = run_vocab(cfg.get("vocab_size", tr.VOCAB_SIZE))
+    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases, split_rule, cfg.get("vocab_size", tr.VOCAB_SIZE))
     examples, source = run_batches(run_cfg["recipe"], split_rule, lambda ex, indices: collate([ex[i] for i in indices]))
     dev_text = dev_text[:dev_size]
-    dev_examples = tr.encode_pairs(dev_text)
-    model = new_model(run_cfg["model"]).to(device)
+    dev_examples = tr.encode_pairs(dev_text, sp)
+    model = new_model(run_cfg["model"], vocab_size=sp.get_piece_size()).to(device)
     if cfg.get("p_word_src", 0) or cfg.get("p_word_tgt", 0):
         model.register_forward_pre_hook(token_dropout(cfg.get("p_word_src", 0.0), cfg.get("p_word_tgt", 0.0)))
     criterion = LabelSmoothingLoss(cfg["eps_ls"])
@@ -547,7 +601,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
 
     def evaluate(model, step):  # the loop calls it in eval mode, without gradients
         result = dict(dev_loss=dev_loss(model, dev_examples, criterion))
-        hyps = translate(model, sources)
+        hyps = translate(model, sources, sp)
         result.update((f"dev_{k}", v) for k, v in bleu_chrf(hyps, streams).items() if not k.endswith("signature"))
         if progress:
             tqdm.write(f"step {step}: dev loss {result['dev_loss']:.3f}, greedy BLEU {result['dev_bleu']:.2f}, "
@@ -808,6 +862,23 @@ def load_judged(path=JUDGED_FILE) -> dict[str, dict[str, tuple[str, bool]]]:
         raise ValueError(f"{path} must hold judged: {{system: {{German: "
                          f"[translation, true or false]}}}}")
     return {name: {de: (t, ok) for de, (t, ok) in v.items()} for name, v in judged.items()}
+
+
+def per_word(xent: float, pairs, sp=None) -> float:
+    """A cross-entropy per target piece (``dev_cross_entropy``, ``</s>`` included) of text ``pairs``
+    in vocabulary ``sp`` (default: the shipped one), as nats per English word: the total over
+    the pairs' pieces divided by their words (split at spaces), each sentence's ``</s>``
+    counted as one word. Runs with different vocabularies cut the same sentences into
+    different numbers of pieces, so only the loss per word compares them.
+
+    Raises:
+        ValueError: ``pairs`` is empty.
+    """
+    if not pairs:
+        raise ValueError("per_word needs at least one (German, English) pair, got none")
+    pieces = sum(len(tr.encode(en, sp)) + 1 for _, en in pairs)
+    words = sum(len(en.split()) + 1 for _, en in pairs)
+    return xent * pieces / words
 
 
 def dev_cross_entropy(model, pairs, sp=None) -> float:
