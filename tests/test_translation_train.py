@@ -628,3 +628,32 @@ def test_replace_unseen_changes_only_rare_guesses_aligned_to_unseen_words():
         rp.replace_unseen(model, [german], [], lexicon, train)
     with pytest.raises(ValueError, match="rare must be an int >= 0"):
         rp.replace_unseen(model, [german], [hyp], lexicon, train, rare=-1)
+
+
+def test_paired_bootstrap_is_corpus_scores_of_each_resample():
+    """Each draw scored by sacrebleu's own corpus BLEU and chrF on the drawn sentences gives the
+    same differences as ``paired_bootstrap``'s sums of sentence statistics; on the whole set
+    its scores are ``bleu_chrf``'s to the bit."""
+    import numpy as np
+    from sacrebleu.metrics import BLEU, CHRF
+
+    dev = tr.cached_pairs(tr.data_path())["dev"][:40]
+    sources, streams = tr.reference_streams(dev)
+    hyps_a = [en for _, en in dev[: len(sources)]]  # a system right on some sentences
+    paper = mt.load_dev_outputs(mt.MEASURE_DIR / "paper.dev.json")
+    hyps_b = [paper["hyps"][paper["sources"].index(s)] for s in sources]
+    got = mt.paired_bootstrap(hyps_a, hyps_b, streams, resamples=25, seed=3)
+    for name in ("bleu", "chrf"):
+        assert got[name]["a"] == mt.bleu_chrf(hyps_a, streams)[name] and got[name]["b"] == mt.bleu_chrf(hyps_b, streams)[name]
+    draws = np.random.default_rng(3).integers(0, len(sources), size=(25, len(sources)))
+    for name, metric in (("bleu", BLEU()), ("chrf", CHRF())):
+        diffs = [metric.corpus_score([hyps_a[i] for i in d], [[s[i] for i in d] for s in streams]).score
+                 - metric.corpus_score([hyps_b[i] for i in d], [[s[i] for i in d] for s in streams]).score for d in draws]
+        assert got[name]["low"] == pytest.approx(np.percentile(diffs, 2.5), abs=1e-9)
+        assert got[name]["high"] == pytest.approx(np.percentile(diffs, 97.5), abs=1e-9)
+        assert got[name]["p_a_better"] == np.mean(np.array(diffs) > 0)
+    assert got == mt.paired_bootstrap(hyps_a, hyps_b, streams, resamples=25, seed=3)
+    with pytest.raises(ValueError, match="reference streams of 3 entries"):
+        mt.paired_bootstrap(hyps_a[:3], hyps_b[:3], streams)
+    with pytest.raises(ValueError, match="resamples must be an int >= 1"):
+        mt.paired_bootstrap(hyps_a, hyps_b, streams, resamples=0)

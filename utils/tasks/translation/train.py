@@ -335,20 +335,45 @@ def bleu_chrf(hyps, streams) -> dict:
         TypeError: ``hyps`` is not a list of strings.
         ValueError: no hypotheses, or a stream's length is not the number of hypotheses.
     """
-    from sacrebleu.metrics import BLEU, CHRF
+    _check_hyps(hyps, streams)
+    return dict(_corpus_scores(tuple(hyps), tuple(tuple(stream) for stream in streams)))
 
+
+def _check_hyps(hyps, streams):
     if not isinstance(hyps, (list, tuple)) or not all(isinstance(h, str) for h in hyps):
         raise TypeError(f"hyps must be a list of English strings, got {hyps!r:.80}")
     if not hyps or not streams or any(len(s) != len(hyps) for s in streams):
         raise ValueError(f"need one or more reference streams of {len(hyps)} entries (one per hypothesis, at least "
                          f"one), got lengths {[len(s) for s in streams]}")
-    bleu, chrf = BLEU(), CHRF()
+
+
+@functools.lru_cache(maxsize=64)
+def _corpus_scores(hyps: tuple, refs: tuple) -> dict:
+    """``bleu_chrf``'s scores and signatures, kept per process: a chapter scores one system's
+    output again in each comparison it enters (``paired_bootstrap``)."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    bleu, chrf, streams = BLEU(), CHRF(), [list(r) for r in refs]
     scores = dict(bleu=bleu.corpus_score(list(hyps), streams).score, chrf=chrf.corpus_score(list(hyps), streams).score)
     return dict(scores, bleu_signature=str(bleu.get_signature()), chrf_signature=str(chrf.get_signature()))
 
 
 #: Paired bootstrap: resamples and the seed of NumPy's generator (``paired_bootstrap``).
 BOOTSTRAP = dict(resamples=1000, seed=12345)
+
+
+@functools.lru_cache(maxsize=64)
+def _sentence_statistics(metric: str, hyps: tuple, refs: tuple):
+    """sacrebleu's per-sentence statistics of ``hyps`` against reference streams ``refs`` for
+    ``metric`` ("bleu" or "chrf"), as a read-only (sentences, statistics) int64 array; kept
+    per process, since a chapter compares one system's output with several others."""
+    import numpy as np
+    from sacrebleu.metrics import BLEU, CHRF
+
+    metric = BLEU() if metric == "bleu" else CHRF()
+    stats = np.array(metric._extract_corpus_statistics(list(hyps), [list(r) for r in refs]), dtype=np.int64)
+    stats.setflags(write=False)
+    return stats
 
 
 def paired_bootstrap(hyps_a, hyps_b, streams, resamples=BOOTSTRAP["resamples"], seed=BOOTSTRAP["seed"]) -> dict:
@@ -374,23 +399,27 @@ def paired_bootstrap(hyps_a, hyps_b, streams, resamples=BOOTSTRAP["resamples"], 
     import numpy as np
     from sacrebleu.metrics import BLEU, CHRF
 
-    a, b = bleu_chrf(hyps_a, streams), bleu_chrf(hyps_b, streams)  # checks both against the streams
+    _check_hyps(hyps_a, streams)
+    _check_hyps(hyps_b, streams)
     if not is_int(resamples) or resamples < 1:
         raise ValueError(f"resamples must be an int >= 1, got {type(resamples).__name__} {resamples!r}")
     if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {type(seed).__name__} {seed!r}")
-    draws = np.random.default_rng(int(seed)).integers(0, len(hyps_a), size=(int(resamples), len(hyps_a)))
+    n = len(hyps_a)
+    draws = np.random.default_rng(int(seed)).integers(0, n, size=(int(resamples), n))
+    # times[k, i]: how often draw k took sentence i; a draw's statistics are then one product
+    times = np.zeros((int(resamples), n), dtype=np.int64)
+    np.add.at(times, (np.arange(int(resamples))[:, None], draws), 1)
+    refs = tuple(tuple(stream) for stream in streams)
     out = dict(resamples=int(resamples), seed=int(seed))
     for name, metric in (("bleu", BLEU()), ("chrf", CHRF())):
-        stats = [np.array(metric._extract_corpus_statistics(list(h), streams), dtype=np.int64) for h in (hyps_a, hyps_b)]
-        full = [metric._compute_score_from_stats(list(s.sum(0))).score for s in stats]
-        if full != [a[name], b[name]]:
-            raise RuntimeError(f"sacrebleu's sentence statistics no longer add up to its corpus {name} "
-                               f"({full} != {[a[name], b[name]]}): check the installed sacrebleu")
-        diffs = np.array([metric._compute_score_from_stats(list(stats[0][d].sum(0))).score
-                          - metric._compute_score_from_stats(list(stats[1][d].sum(0))).score for d in draws])
+        stats = [_sentence_statistics(name, tuple(h), refs) for h in (hyps_a, hyps_b)]
+        a, b = (metric._compute_score_from_stats(list(s.sum(0))).score for s in stats)  # = bleu_chrf's (tested)
+        sums = [times @ s for s in stats]  # (resamples, statistics): integers, as summing each draw's rows
+        diffs = np.array([metric._compute_score_from_stats(list(x)).score - metric._compute_score_from_stats(list(y)).score
+                          for x, y in zip(*sums)])
         low, high = np.percentile(diffs, [2.5, 97.5])
-        out[name] = dict(a=a[name], b=b[name], diff=a[name] - b[name], low=float(low), high=float(high),
+        out[name] = dict(a=a, b=b, diff=a - b, low=float(low), high=float(high),
                          p_a_better=float((diffs > 0).mean()))
     return out
 
