@@ -379,3 +379,24 @@ def test_a_finished_tuning_run_ships_and_is_read_and_chosen_by_dev_wer(monkeypat
     assert baseline.chosen_config(results["transformer"]) == 2
     with pytest.raises(ValueError, match="no tuning run is shipped for this model yet"):
         baseline.chosen_config({})
+
+
+SHIPPED_TUNING = sorted(p.stem for p in baseline.TUNING.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("stem", SHIPPED_TUNING)
+def test_each_shipped_tuning_run_is_its_configuration_at_the_budget_and_replays(stem, tmp_path):
+    """A shipped tuning log is the configuration its name says, trained to ``TUNING_STEPS`` with
+    a dev evaluation there; its first 10 steps rerun within the replay tolerance."""
+    arch = next(a for a in g2p.ARCHS if stem.startswith(a))
+    config = int(stem[len(arch):])
+    header, records = g2p.read_log(baseline.tuning_log(arch, config))
+    start = header["start"]
+    assert (start["arch"], start["config"], start["seed"]) == (arch, config, 0)
+    assert {k: start[k] for k in ("factor", "warmup", "dropout")} == baseline.TUNING_GRID[config]
+    assert records[-1]["step"] == baseline.TUNING_STEPS and "dev_wer" in records[-1]
+    assert baseline.tuning_results()[arch][config]["dev_wer"] == records[-1]["dev_wer"]
+    baseline.tune(arch, config, tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False)
+    _, mine = g2p.read_log(tmp_path / "log.jsonl")
+    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"{stem}: rerun drifts {gap:.2e} from its log"

@@ -84,3 +84,15 @@ def test_each_chapter_allows_time_for_its_prose_and_its_exercises():
         if stated < study_minutes_needed(md):
             short.append(f"{md.name}: says {stated} minutes, needs at least {study_minutes_needed(md):.0f}")
     assert not short, "\n".join(short)
+
+
+def test_the_start_page_gives_each_chapter_its_measured_time():
+    """The start page's table has a "Run time" column: each row says what the chapter's own
+    **Time:** line says (``stated_time`` of the measured seconds, without "about")."""
+    table = times.read_table()
+    rows = re.findall(r"^\| \{doc\}`[^<]*<(\d\d_\w+)>` \|.*\| (\d+ (?:s|minutes))[^|]*\|$",
+                      (ROOT / "chapters" / "index.md").read_text(), re.M)
+    assert {stem for stem, _ in rows} == {nb.stem for nb in times.chapters()}
+    wrong = [f"{stem}: {said}, measured {times.stated_time(table['seconds'][stem])}" for stem, said in rows
+             if "about " + said != times.stated_time(table["seconds"][stem])]
+    assert not wrong, "\n".join(wrong)

@@ -130,7 +130,7 @@ def test_elsewhere_it_clones_and_installs_only_missing_packages_never_torch(tmp_
     calls = exec_cell(tmp_path, monkeypatch, absent=("matplotlib",))
     url = config()["repository"]["url"]
     assert calls[0] == ["git", "clone", "--quiet", "--depth", "1", url, str(tmp_path.resolve() / REPO_NAME)]
-    assert calls[1] == [sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"]
+    assert calls[1] == [sys.executable, "-m", "pip", "install", "--quiet", "matplotlib>=3.8,<4"]
     assert len(calls) == 2 and not any("torch" in " ".join(c) for c in calls)
 
 
@@ -144,14 +144,14 @@ def test_without_torch_it_stops_with_a_clear_error(tmp_path, monkeypatch):
         exec_cell(tmp_path, monkeypatch, absent=("torch",))
 
 
-def needed() -> tuple[str, ...]:
-    """The setup cell's ``NEEDED``: the packages it installs where they are missing."""
+def needed() -> dict[str, str]:
+    """The setup cell's ``NEEDED``: {module: the requirement pip installs where it is missing}."""
     import ast
 
     for node in ast.parse(cell_source()).body:
         if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["NEEDED"]:
             return ast.literal_eval(node.value)
-    raise AssertionError(f"{CANONICAL.name} defines no NEEDED = (...) tuple of packages")
+    raise AssertionError(f"{CANONICAL.name} defines no NEEDED = {{...}} of packages")
 
 
 def test_it_installs_what_import_utils_needs_besides_torch():
@@ -172,7 +172,9 @@ def test_it_installs_what_import_utils_needs_besides_torch():
     missing = sorted(third_party - {"torch"} - set(needed()))
     assert not missing, f"`import utils` imports {missing}, which {CANONICAL.name}'s NEEDED does not install"
     requirements = (ROOT / "requirements.txt").read_text()
-    assert all(f"\n{m}>=" in requirements for m in needed()), "every package of NEEDED is pinned in requirements.txt"
+    lines = set(requirements.splitlines())
+    assert all(spec.startswith(f"{m}>=") and spec in lines for m, spec in needed().items()), \
+        "every package of NEEDED is installed with its line of requirements.txt"
 
 
 def test_it_prints_one_line_before_installing(tmp_path, monkeypatch, capsys):
@@ -201,6 +203,9 @@ def test_a_failed_clone_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setattr(subprocess, "run", offline)
     with pytest.raises(RuntimeError, match=r"could not fetch the course .*Could not resolve host.*"
                                            r"On Kaggle, turn Internet on in the notebook's settings"):
+        exec(compile(cell_source(), "setup_cell", "exec"), {"__name__": "setup_cell"})
+    monkeypatch.setenv("COURSE_SOURCE", str(tmp_path / "no-such-copy"))  # a wrong local copy is not the network
+    with pytest.raises(RuntimeError, match=r"from .*no-such-copy .*Check COURSE_SOURCE, which names where to clone"):
         exec(compile(cell_source(), "setup_cell", "exec"), {"__name__": "setup_cell"})
 
 

@@ -657,3 +657,22 @@ def test_paired_bootstrap_is_corpus_scores_of_each_resample():
         mt.paired_bootstrap(hyps_a[:3], hyps_b[:3], streams)
     with pytest.raises(ValueError, match="resamples must be an int >= 1"):
         mt.paired_bootstrap(hyps_a, hyps_b, streams, resamples=0)
+
+
+def test_train_subset_takes_nested_shares_of_the_train_pairs_and_is_in_the_config(tmp_path):
+    pairs = tr.cached_pairs(tr.data_path())["train"]
+    half, quarter = mt.train_subset(pairs, 0.5), mt.train_subset(pairs, 0.25)
+    assert len(half) == round(len(pairs) / 2) and len(quarter) == round(len(pairs) / 4)
+    assert set(quarter) <= set(half) <= set(pairs)  # a smaller share is part of a larger one
+    assert half == [p for p in pairs if p in set(half)]  # in the split's order
+    assert mt.train_subset(pairs, 1.0) == pairs and mt.train_subset(pairs, 0.5) == half
+    for bad in (0, 1.5, "0.5", True):
+        with pytest.raises(ValueError, match=r"train_share must be a number in \(0, 1\]"):
+            mt.train_subset(pairs, bad)
+    with pytest.raises(ValueError, match="keeps no pair"):
+        mt.train_subset(pairs[:3], 0.1)
+    mt.train_translation(tmp_path, steps=1, dev_eval=False, train_share=0.25, **TINY)
+    header, _ = mt.read_log(tmp_path / "log.jsonl")
+    assert header["start"]["recipe"]["train_share"] == 0.25 and header["train_pairs"] == len(quarter)
+    with pytest.raises(ValueError, match=r"train_share must be a number in \(0, 1\]"):
+        mt._config(None, 1, False, dict(train_share=0), "base")

@@ -117,6 +117,8 @@ def test_french_typography_and_numbers():
     assert translations.french_glued("0.46-0.49") == "0,46-0,49" and translations.french_glued("24.65%-25.1%") == \
         f"24,65{NNBSP}%-25,1{NNBSP}%"
     assert translations.french_glued("within noise") is None and translations.french_glued("[a, 1]") is None
+    assert translations.french_glued("+1.53 [+0.58, +2.53]") == f"+1,53 [+0,58{NNBSP}; +2,53]"
+    assert translations.french_glued("+1.53 [a, +2.53]") is None
     assert translations.french_glued("-0.5") == "-0,5" and translations.french_glued("a-1") is None
     assert ft("l'*entropie* d'un `a'b`") == "l\u2019*entropie* d\u2019un `a'b`"
 

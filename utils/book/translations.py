@@ -243,7 +243,8 @@ def french_number(text: str) -> str | None:
 def french_glued(text: str) -> str | None:
     """A glued value written the French way if it is a number, a range of two numbers
     (``0.46-0.49`` -> ``0,46-0,49``), a bracketed list of numbers (``[2.0093, 1.3302]`` ->
-    ``[2,0093 ; 1,3302]``), an interval (``-0.54 to +0.23`` -> ``-0,54 à +0,23``) or a bound
+    ``[2,0093 ; 1,3302]``), a difference with its interval (``+1.53 [+0.58, +2.53]`` ->
+    ``+1,53 [+0,58 ; +2,53]``), an interval (``-0.54 to +0.23`` -> ``-0,54 à +0,23``) or a bound
     (``1.4e-06 < 1e-05`` -> ``1,4 × 10⁻⁶ < 10⁻⁵``), else
     None (words: see ``glue.po``)."""
     single = french_number(text)
@@ -257,6 +258,9 @@ def french_glued(text: str) -> str | None:
         items = [french_number(x) for x in m.group(1).split(",")]
         if items and all(items):
             return "[" + (NNBSP + "; ").join(items) + "]"
+    m = re.fullmatch(r"(\S+) (\[[^\[\]]*\])", text.strip())  # a difference and its interval: +1.53 [+0.58, +2.53]
+    if m and french_number(m.group(1)) is not None and french_glued(m.group(2)) is not None:
+        return f"{french_number(m.group(1))} {french_glued(m.group(2))}"
     m = re.fullmatch(r"(\S+) to (\S+)", text.strip())  # an interval: 0.55 to 1.86
     if m and french_number(m.group(1)) is not None and french_number(m.group(2)) is not None:
         return f"{french_number(m.group(1))} à {french_number(m.group(2))}"

@@ -738,7 +738,7 @@ def ship_tuning(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed
 def tuning_results(folder=None) -> dict[str, dict[int, dict]]:
     """{arch: {config: summary}} of the shipped tuning runs in ``folder`` (default ``TUNING``). A
     summary holds the grid's settings (``factor``, ``warmup``, ``dropout``), the last step,
-    and that step's dev WER, PER (greedy, %) and loss (label-smoothed, per phoneme), with
+    and that step's dev WER and PER (greedy, fractions) and loss (label-smoothed, per phoneme), with
     ``evals``: every evaluation's (step, dev_wer, dev_loss). Configurations not shipped yet
     are absent."""
     folder = TUNING if folder is None else pathlib.Path(folder)

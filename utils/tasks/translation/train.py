@@ -70,7 +70,10 @@ MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=9500,
 #: entries per batch of sentences (``MixedBatches``; 0.25 is about 1 entry token per 4 sentence tokens);
 #: ``vocab_size`` is the shared BPE vocabulary's size: other than the shipped 4,000 it is a
 #: vocabulary trained on the same train sentences by ``data.train_vocab`` (``run_vocab``).
-MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0, entry_ratio=0.0, vocab_size=tr.VOCAB_SIZE)
+#: ``train_share`` trains on that share of the train pairs only (``train_subset``): the
+#: data-size curve.
+MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0, entry_ratio=0.0, vocab_size=tr.VOCAB_SIZE,
+                train_share=1.0)
 
 #: Outputs may be this many pieces longer than their source: no English sentence of the
 #: train split is more than 19 pieces longer than its German (dev 15, test 16;
@@ -101,6 +104,8 @@ MT_ABLATIONS = {
     "ls0.2": ("label smoothing 0.2 instead of 0.1", dict(eps_ls=0.2)),
     "entries0.25": ("the dictionary's entries mixed in: 1 batch per 4 of sentences", dict(entry_ratio=0.25)),
     "reg": ("dropout 0.3 and token dropout 0.1 together", dict(p_drop=0.3, p_word_src=0.1, p_word_tgt=0.1)),
+    "bpe2000": ("a shared vocabulary of 2,000 pieces instead of 4,000", dict(vocab_size=2000)),
+    "bpe1000": ("a shared vocabulary of 1,000 pieces instead of 4,000", dict(vocab_size=1000)),
 }
 ABLATION_STEPS = 3500
 #: The second budget: runs of ``MT_ABLATIONS`` resumed from their state at ``ABLATION_STEPS`` to
@@ -187,17 +192,42 @@ def config_model(config: dict) -> Transformer:
     return new_model(config["model"], vocab_size=config_vocab(config).get_piece_size())
 
 
+#: The seed of the fixed order ``train_subset`` takes its shares from.
+SUBSET_SEED = 20170612
+
+
+def train_subset(pairs, share: float) -> list:
+    """The first ``round(share * len(pairs))`` pairs of one fixed random order of ``pairs``
+    (seeded by ``SUBSET_SEED``), in their original order: a smaller share is always part of a
+    larger one, so a data-size curve adds data and changes nothing else. ``share`` 1.0 is
+    ``pairs`` itself.
+
+    Raises:
+        ValueError: ``share`` is not a number in (0, 1], or keeps no pair.
+    """
+    if not _number(share) or not 0 < share <= 1:
+        raise ValueError(f"train_share must be a number in (0, 1], got {share!r}")
+    if share == 1:
+        return list(pairs)
+    keep = round(share * len(pairs))
+    if keep < 1:
+        raise ValueError(f"train_share {share!r} keeps no pair of {len(pairs):,}")
+    order = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(SUBSET_SEED)).tolist()
+    return [pairs[i] for i in sorted(order[:keep])]
+
+
 @functools.lru_cache(maxsize=2)
 def training_data(max_tokens: int, phrases: bool, split_rule: str = "twins",
-                  vocab_size: int = tr.VOCAB_SIZE) -> tuple[list, list, list]:
+                  vocab_size: int = tr.VOCAB_SIZE, train_share: float = 1.0) -> tuple[list, list, list]:
     """(train examples, dev pairs (text), ``make_batches`` of the train examples), made once per
     process for ``train_translation`` (read only: never mutate them). An example is (German ids,
-    English ids + ``</s>``) in the vocabulary of ``vocab_size`` pieces (``run_vocab``); with
-    ``phrases`` the dictionary's 367,358 phrase pairs follow the 11,962 sentence pairs
-    (reading and encoding them takes about 20 s)."""
+    English ids + ``</s>``) in the vocabulary of ``vocab_size`` pieces (``run_vocab``), of the
+    share ``train_share`` of the train pairs (``train_subset``); with ``phrases`` the
+    dictionary's 367,358 phrase pairs follow the 11,962 sentence pairs (reading and encoding
+    them takes about 20 s)."""
     sp = run_vocab(vocab_size)
     by_split = tr.cached_pairs(tr.data_path(), split_rule)
-    pairs = tr.encode_pairs(by_split["train"], sp)
+    pairs = tr.encode_pairs(train_subset(by_split["train"], train_share), sp)
     if phrases:
         pairs += tr.encode_pairs(tr.phrase_pairs(split_rule=split_rule), sp)
     return pairs, by_split["dev"], make_batches(pairs, max_tokens)
@@ -253,7 +283,8 @@ def run_batches(recipe: dict, split_rule: str, make_batch) -> tuple[list, loop.E
     ``MixedBatches`` when ``recipe["entry_ratio"]`` > 0. ``make_batch(examples, indices)``
     makes a step's batch. Training and ``experiments.flops`` draw from the same source."""
     vocab_size = recipe.get("vocab_size", tr.VOCAB_SIZE)
-    pairs, _, batches = training_data(recipe["max_tokens"], recipe.get("phrases", False), split_rule, vocab_size)
+    pairs, _, batches = training_data(recipe["max_tokens"], recipe.get("phrases", False), split_rule, vocab_size,
+                                      recipe.get("train_share", 1.0))
     ratio = recipe.get("entry_ratio", 0.0)
     if not ratio:
         return pairs, loop.EpochBatches(batches, lambda indices: make_batch(pairs, indices), recipe["seed"])
@@ -414,7 +445,7 @@ def paired_bootstrap(hyps_a, hyps_b, streams, resamples=BOOTSTRAP["resamples"], 
     out = dict(resamples=int(resamples), seed=int(seed))
     for name, metric in (("bleu", BLEU()), ("chrf", CHRF())):
         stats = [_sentence_statistics(name, tuple(h), refs) for h in (hyps_a, hyps_b)]
-        a, b = (metric._compute_score_from_stats(list(s.sum(0))).score for s in stats)  # = bleu_chrf's (tested)
+        a, b = (float(metric._compute_score_from_stats(list(s.sum(0))).score) for s in stats)  # = bleu_chrf's (tested)
         sums = [times @ s for s in stats]  # (resamples, statistics): integers, as summing each draw's rows
         diffs = np.array([metric._compute_score_from_stats(list(x)).score - metric._compute_score_from_stats(list(y)).score
                           for x, y in zip(*sums)])
@@ -495,6 +526,8 @@ def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") ->
         raise ValueError(f"vocab_size must be an int >= 100 (pieces, specials included), got {cfg['vocab_size']!r}")
     if "vocab_size" in cfg:
         cfg["vocab_size"] = int(cfg["vocab_size"])
+    if not _number(cfg.get("train_share", 1.0)) or not 0 < cfg.get("train_share", 1.0) <= 1:
+        raise ValueError(f"train_share must be a number in (0, 1], got {cfg['train_share']!r}")
     if phrases and cfg.get("entry_ratio", 0.0):
         raise ValueError("phrases and entry_ratio both add the dictionary's phrase pairs: choose one "
                          f"(phrases=True puts them all in every epoch; entry_ratio={cfg['entry_ratio']!r} mixes some in)")
@@ -578,7 +611,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             are not the CPU's to the bit).
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``), of ``MT_EXTRA`` (``lr_factor``,
-            ``p_word_src``, ``p_word_tgt``, ``entry_ratio``), or of ``MT_MODEL`` (``d_model``,
+            ``p_word_src``, ``p_word_tgt``, ``entry_ratio``, ``vocab_size``, ``train_share``), or of ``MT_MODEL`` (``d_model``,
             ``h``, ``d_ff``, ``N``, ``p_drop``; applied after ``size``): the recipe ablations of chapter 16.
 
     Returns:
@@ -589,7 +622,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls``, ``p_word_src``, ``p_word_tgt``
             in [0, 1); ``lr_factor`` finite and > 0; ``entry_ratio`` finite and >= 0, and 0 with
-            ``phrases``); an unknown
+            ``phrases``; ``vocab_size`` an int >= 100; ``train_share`` in (0, 1]); an unknown
             recipe field; the folder holds a run with another config (the message shows
             both; checked before any data is read) or a ``state.pt`` or log that cannot be
             read (the message names the file and says to delete it or use another folder);
@@ -612,7 +645,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
 
     set_seed(cfg["seed"], threads=threads)
     sp = run_vocab(cfg.get("vocab_size", tr.VOCAB_SIZE))
-    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases, split_rule, cfg.get("vocab_size", tr.VOCAB_SIZE))
+    pairs, dev_text, batches = training_data(cfg["max_tokens"], phrases, split_rule, cfg.get("vocab_size", tr.VOCAB_SIZE),
+                                             cfg.get("train_share", 1.0))
     examples, source = run_batches(run_cfg["recipe"], split_rule, lambda ex, indices: collate([ex[i] for i in indices]))
     dev_text = dev_text[:dev_size]
     dev_examples = tr.encode_pairs(dev_text, sp)
