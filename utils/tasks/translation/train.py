@@ -106,6 +106,7 @@ MT_ABLATIONS = {
     "reg": ("dropout 0.3 and token dropout 0.1 together", dict(p_drop=0.3, p_word_src=0.1, p_word_tgt=0.1)),
     "bpe2000": ("a shared vocabulary of 2,000 pieces instead of 4,000", dict(vocab_size=2000)),
     "bpe1000": ("a shared vocabulary of 1,000 pieces instead of 4,000", dict(vocab_size=1000)),
+    "lr2": ("twice the learning rate of equation 3 at every step", dict(lr_factor=2.0)),
 }
 ABLATION_STEPS = 3500
 #: The second budget: runs of ``MT_ABLATIONS`` resumed from their state at ``ABLATION_STEPS`` to
