@@ -25,7 +25,7 @@ RUNS = baseline.finished_runs()
 
 def test_every_shipped_run_is_measured_and_every_measurement_has_its_run():
     shipped = {("transformer", 0)} | {
-        (p.name.split("_seed")[0], int(p.name.split("_seed")[1])) for p in baseline.RUNS.iterdir() if p.is_dir()}
+        (p.name.split("_seed")[0], int(p.name.split("_seed")[1])) for p in baseline.RUNS.iterdir() if p.is_dir() and "_seed" in p.name}
     assert shipped == set(RUNS), (
         f"shipped runs {sorted(shipped)} but measured {sorted(RUNS)}: run `python -m utils.experiments.baseline evaluate` "
         "for each shipped run (and ship each measured one)")

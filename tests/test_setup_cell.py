@@ -263,7 +263,7 @@ def test_a_downloaded_notebook_runs_in_a_fresh_venv_with_only_torch_and_jupyter(
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env.update(COURSE_SOURCE=snapshot, PIP_DISABLE_PIP_VERSION_CHECK="1")
     absent = subprocess.run([python, "-c", "import importlib.util as u, sys; "
-                             f"print([m for m in {needed()!r} + ('utils',) if u.find_spec(m)])"],
+                             f"print([m for m in {tuple(needed()) + ('utils',)!r} if u.find_spec(m)])"],
                             cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert absent == "[]", f"the fresh venv already holds {absent}: this test would prove nothing"
     work = tmp_path / "downloads"
