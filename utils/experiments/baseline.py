@@ -696,13 +696,6 @@ def tuning_log(arch: str, config: int) -> pathlib.Path:
     return TUNING / f"{arch}{int(config)}.jsonl"
 
 
-def _read_jsonl(path: pathlib.Path) -> tuple[dict, list[dict]]:
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    if not lines or "start" not in lines[0]:
-        raise ValueError(f"{path}: not a training log (its first line has no 'start')")
-    return lines[0], lines[1:]
-
-
 def ship_tuning(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int = 0) -> pathlib.Path:
     """Copy the log of a finished tuning run (``tune``) from ``workdir`` to ``tuning_log(arch, config)``.
 
@@ -720,7 +713,7 @@ def ship_tuning(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed
     log = pathlib.Path(workdir) / "log.jsonl"
     if not log.is_file():
         raise FileNotFoundError(f"{log} is missing: train the run first (python -m utils.experiments.baseline tune ...)")
-    header, records = _read_jsonl(log)
+    header, records = loop.read_log(log, kind="G2P tuning log", owner="tune")
     start, want = header["start"], dict(kind="G2P tuning run", arch=arch, config=int(config), seed=int(seed),
                                         **TUNING_GRID[config])
     got = {k: start.get(k) for k in want}
@@ -744,7 +737,7 @@ def tuning_results(folder=None) -> dict[str, dict[int, dict]]:
     folder = TUNING if folder is None else pathlib.Path(folder)
     out = {arch: {} for arch in g2p.ARCHS}
     for path in sorted(folder.glob("*.jsonl")):
-        header, records = _read_jsonl(path)
+        header, records = loop.read_log(path, kind="G2P tuning log", owner="tune")
         start = header["start"]
         evals = [r for r in records if "dev_wer" in r]
         last = evals[-1]
