@@ -125,6 +125,10 @@ def test_a_run_refuses_to_resume_with_another_recipe(straight, tmp_path):
     (dict(dev_size=0), ValueError, "dev_size must be None"),
     (dict(entry_ratio=-0.5), ValueError, "entry_ratio must be a finite number >= 0, got -0.5"),
     (dict(entry_ratio=0.25, phrases=True), ValueError, "phrases and entry_ratio both add"),
+    (dict(entry_epochs=-1), ValueError, "entry_epochs must be an int >= 0, got -1"),
+    (dict(entry_epochs=1.5), ValueError, "entry_epochs must be an int >= 0, got 1.5"),
+    (dict(entry_epochs=1, entry_ratio=0.25), ValueError, "entry_epochs puts the dictionary's entries first"),
+    (dict(entry_epochs=1, phrases=True), ValueError, "entry_epochs puts the dictionary's entries first"),
 ])
 def test_bad_arguments_are_refused_with_what_was_expected(tmp_path, kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -268,16 +272,23 @@ def test_the_measurement_logs_are_the_runs_the_chapter_names():
 
 
 #: The recipe ablations of issue 33 (``--set``), shipped as logs: name -> the fields they change.
-@pytest.mark.parametrize("name", sorted(mt.MT_ABLATIONS))
+#: Every shipped measurement run of chapter 16: name -> (its fields, the step it trained until).
+MEASURED = {**{n: (f, mt.ABLATION_STEPS) for n, (_, f) in mt.MT_ABLATIONS.items()},
+            **{n: (f, steps) for n, (_, f, steps) in mt.MT_MORE_RUNS.items()}}
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED))
 def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_the_tolerance(name, tmp_path):
-    """An ablation changes one thing of the paper's recipe, on the twin-aware split; its shipped
-    dev translations score what its log recorded at its last step; its first 10 steps rerun
-    within the measured replay tolerance (the log was made on another machine, so not to the bit)."""
-    fields = mt.MT_ABLATIONS[name][1]
+    """An ablation (or a run of ``MT_MORE_RUNS``) changes the paper's recipe as its fields say, on
+    the twin-aware split, and trains to its step; its shipped dev translations score what its log
+    recorded at its last step; its first 10 steps rerun within the measured replay tolerance (the
+    log was made on another machine, so not to the bit)."""
+    fields, steps = MEASURED[name]
+    assert not set(mt.MT_ABLATIONS) & set(mt.MT_MORE_RUNS)
     header, records = mt.read_log(mt.MEASURE_DIR / f"{name}.jsonl")
     _, cfg = mt._config(None, 1, False, fields, "base")
     assert header["start"] == cfg and header["start"]["split"] == "twins"
-    assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, mt.ABLATION_STEPS + 1, 500))
+    assert [r["step"] for r in records if "dev_bleu" in r] == list(range(500, steps + 1, 500))
     dev = mt.load_dev_outputs(mt.MEASURE_DIR / f"{name}.dev.json")
     sources, streams = tr.reference_streams(tr.cached_pairs(tr.data_path())["dev"])
     assert dev["sources"] == sources and dev["step"] == records[-1]["step"]
@@ -335,7 +346,7 @@ def test_load_run_flops_names_a_bad_file(tmp_path):
 
 def test_the_measure_folder_holds_only_what_the_chapter_reads():
     expected = {f"{n}.jsonl" for n in mt.SIZE_RUNS} | {mt.RUN_FLOPS_FILE.name}
-    expected |= {f"{n}{ext}" for n in mt.MT_ABLATIONS for ext in (".jsonl", ".dev.json")}
+    expected |= {f"{n}{ext}" for n in MEASURED for ext in (".jsonl", ".dev.json")}
     expected |= {f"{mt.long_name(n)}{ext}" for n in mt.MT_LONG_RUNS for ext in (".jsonl", ".dev.json")}
     expected |= {mt.run_vocab_file(f["vocab_size"]).name for _, f in mt.MT_ABLATIONS.values() if "vocab_size" in f}
     assert {p.name for p in mt.MEASURE_DIR.iterdir()} == expected
@@ -482,6 +493,49 @@ def test_mixed_batches_add_entry_batches_in_turns_and_resume_mid_epoch():
         mt.MixedBatches(sentences, extra, 0, lambda idx: idx)
     with pytest.raises(ValueError, match="extra must hold at least one batch"):
         mt.MixedBatches(sentences, [], 0.5, lambda idx: idx)
+
+
+def test_curriculum_batches_give_entry_epochs_first_then_sentence_epochs_and_resume():
+    """The first ``entry_epochs`` epochs are every entry batch once each, alone; later epochs are
+    every sentence batch once each, alone; a new order each epoch; the state (epoch, position)
+    gives back the same order; bad arguments are refused."""
+    sentences = [[i] for i in range(5)]
+    extra = [[5 + j] for j in range(7)]
+    source = mt.CurriculumBatches(sentences, extra, 2, lambda idx: idx[0], seed=3)
+    first, second = [next(source) for _ in range(7)], [next(source) for _ in range(7)]
+    assert sorted(first) == sorted(second) == list(range(5, 12)) and first != second
+    later = [[next(source) for _ in range(5)] for _ in range(2)]
+    assert sorted(later[0]) == sorted(later[1]) == list(range(5)) and later[0] != later[1]
+    resumed = mt.CurriculumBatches(sentences, extra, 2, lambda idx: idx[0], seed=3)
+    source = mt.CurriculumBatches(sentences, extra, 2, lambda idx: idx[0], seed=3)
+    for _ in range(9):  # into the second entry epoch
+        next(source)
+    resumed.load_state_dict(source.state_dict())
+    assert [next(resumed) for _ in range(12)] == [next(source) for _ in range(12)]
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="entry_epochs must be an int >= 1"):
+            mt.CurriculumBatches(sentences, extra, bad, lambda idx: idx)
+    with pytest.raises(ValueError, match="extra must hold at least one batch"):
+        mt.CurriculumBatches(sentences, [], 1, lambda idx: idx)
+
+
+def test_a_curriculum_run_trains_on_entries_first_and_names_them_in_its_header(tmp_path):
+    """``entry_epochs`` is in the config; the header counts the entries and their batches; the
+    first steps of the run are entry batches (the FLOP count replays the same source)."""
+    recipe = dict(max_tokens=3000, seed=0, phrases=False, entry_epochs=1)
+    examples, source = mt.run_batches(recipe, "twins", lambda ex, idx: tuple(idx))
+    pairs, _, batches = mt.training_data(3000, False)
+    entries, entry_batches = mt.entry_data(3000)
+    assert examples == pairs + entries and isinstance(source, mt.CurriculumBatches)
+    first = [next(source) for _ in range(len(entry_batches))]  # the entry epoch: every entry batch once
+    assert sorted(first) == sorted(tuple(len(pairs) + i for i in b) for b in entry_batches)
+    then = [next(source) for _ in range(len(batches))]  # then the sentences: every sentence batch once
+    assert sorted(then) == sorted(tuple(b) for b in batches)
+    mt.train_translation(tmp_path, steps=2, dev_eval=False, entry_epochs=1, **TINY)
+    log_header, _ = mt.read_log(tmp_path / "log.jsonl")
+    assert log_header["start"]["recipe"]["entry_epochs"] == 1
+    assert log_header["entry_pairs"] == len(entries)
+    assert log_header["entry_batches"] == len(mt.entry_data(TINY["max_tokens"])[1])
 
 
 def test_a_run_with_entries_mixed_in_draws_them_and_counts_their_flops(tmp_path):

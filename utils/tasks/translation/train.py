@@ -68,12 +68,14 @@ MT_TRAIN = dict(max_tokens=3000, warmup=800, eps_ls=0.1, seed=0, steps=9500,
 #: source, or of the decoder's input, becomes ``<unk>`` with that probability in training;
 #: ``entry_ratio`` mixes the dictionary's phrase pairs in: each epoch adds that many batches of
 #: entries per batch of sentences (``MixedBatches``; 0.25 is about 1 entry token per 4 sentence tokens);
+#: ``entry_epochs`` is a curriculum instead of a mix: the run first goes that many times through
+#: all the dictionary's entries, alone (``CurriculumBatches``), then through the sentences only;
 #: ``vocab_size`` is the shared BPE vocabulary's size: other than the shipped 4,000 it is a
 #: vocabulary trained on the same train sentences by ``data.train_vocab`` (``run_vocab``).
 #: ``train_share`` trains on that share of the train pairs only (``train_subset``): the
 #: data-size curve.
 MT_EXTRA = dict(lr_factor=1.0, p_word_src=0.0, p_word_tgt=0.0, entry_ratio=0.0, vocab_size=tr.VOCAB_SIZE,
-                train_share=1.0)
+                train_share=1.0, entry_epochs=0)
 
 #: Outputs may be this many pieces longer than their source: no English sentence of the
 #: train split is more than 19 pieces longer than its German (dev 15, test 16;
@@ -114,6 +116,13 @@ ABLATION_STEPS = 3500
 #: chapter 16 reads the changes again there, past the step where the paper's recipe turns.
 LONG_STEPS = 7000
 MT_LONG_RUNS = ("paper", "pdrop0.3", "reg")
+#: Runs that ask other questions than the one-change ablations, each with its own budget, shipped
+#: by ``measure-run`` like them: name -> (the change from the paper's recipe, the fields
+#: ``train_translation`` gets, the step trained until). The data-size curve trains the paper's
+#: recipe on a share of the train pairs (a smaller share overfits sooner, so it needs fewer
+#: steps to pass its lowest dev loss); the curriculum goes once through the dictionary's entries
+#: alone before the sentences, so it trains the entries' steps more than the ablations.
+MT_MORE_RUNS = {}
 
 
 def long_name(name: str) -> str:
@@ -278,20 +287,56 @@ class MixedBatches(loop.EpochBatches):
         return [ids[i] for i in torch.randperm(len(ids), generator=generator).tolist()]
 
 
+class CurriculumBatches(loop.EpochBatches):
+    """A curriculum: the first ``entry_epochs`` epochs are the dictionary's entry batches alone
+    (each epoch all of them, in a new random order), every later epoch is the sentence batches
+    alone, in a new random order.
+
+    Epoch e's order is a ``torch.randperm`` seeded with ``seed * 100003 + e``, as in
+    ``loop.EpochBatches``, so the state (epoch, position) is all a resumed run needs; the
+    sentence epochs number on from ``entry_epochs``. ``make_batch`` gets example indices: those
+    of ``extra`` must already point past the sentence examples (the run's example list is
+    sentences, then entries), as in ``MixedBatches``.
+
+    Raises:
+        ValueError: ``extra`` is empty, or ``entry_epochs`` is not an int >= 1; as
+            ``EpochBatches`` for the rest.
+    """
+
+    def __init__(self, batches, extra, entry_epochs: int, make_batch, seed: int = 0):
+        if not is_int(entry_epochs) or entry_epochs < 1:
+            raise ValueError(f"entry_epochs must be an int >= 1 (epochs of entries before the sentences), "
+                             f"got {entry_epochs!r}")
+        if len(extra) == 0:
+            raise ValueError("extra must hold at least one batch of entries, got none")
+        self.sentence_batches, self.entry_epochs = len(batches), int(entry_epochs)
+        super().__init__(list(batches) + list(extra), make_batch, seed)
+
+    def _shuffle(self, epoch):
+        first, count = ((self.sentence_batches, len(self.batches) - self.sentence_batches) if epoch < self.entry_epochs
+                        else (0, self.sentence_batches))
+        generator = torch.Generator().manual_seed(self.seed * 100003 + epoch)
+        return [first + i for i in torch.randperm(count, generator=generator).tolist()]
+
+
 def run_batches(recipe: dict, split_rule: str, make_batch) -> tuple[list, loop.EpochBatches]:
     """(the run's examples, the batches it draws in its order): ``loop.EpochBatches`` over the
-    sentence pairs (with the phrase pairs among them when ``recipe["phrases"]``), or
-    ``MixedBatches`` when ``recipe["entry_ratio"]`` > 0. ``make_batch(examples, indices)``
-    makes a step's batch. Training and ``experiments.flops`` draw from the same source."""
+    sentence pairs (with the phrase pairs among them when ``recipe["phrases"]``),
+    ``MixedBatches`` when ``recipe["entry_ratio"]`` > 0, or ``CurriculumBatches`` when
+    ``recipe["entry_epochs"]`` > 0. ``make_batch(examples, indices)`` makes a step's batch.
+    Training and ``experiments.flops`` draw from the same source."""
     vocab_size = recipe.get("vocab_size", tr.VOCAB_SIZE)
     pairs, _, batches = training_data(recipe["max_tokens"], recipe.get("phrases", False), split_rule, vocab_size,
                                       recipe.get("train_share", 1.0))
-    ratio = recipe.get("entry_ratio", 0.0)
-    if not ratio:
+    ratio, entry_epochs = recipe.get("entry_ratio", 0.0), recipe.get("entry_epochs", 0)
+    if not ratio and not entry_epochs:
         return pairs, loop.EpochBatches(batches, lambda indices: make_batch(pairs, indices), recipe["seed"])
     entries, entry_batches = entry_data(recipe["max_tokens"], split_rule, vocab_size)
     examples = pairs + entries
     extra = [[len(pairs) + i for i in b] for b in entry_batches]
+    if entry_epochs:
+        return examples, CurriculumBatches(batches, extra, entry_epochs,
+                                           lambda indices: make_batch(examples, indices), recipe["seed"])
     return examples, MixedBatches(batches, extra, ratio, lambda indices: make_batch(examples, indices), recipe["seed"])
 
 
@@ -529,6 +574,13 @@ def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") ->
         cfg["vocab_size"] = int(cfg["vocab_size"])
     if not _number(cfg.get("train_share", 1.0)) or not 0 < cfg.get("train_share", 1.0) <= 1:
         raise ValueError(f"train_share must be a number in (0, 1], got {cfg['train_share']!r}")
+    if not is_int(cfg.get("entry_epochs", 0)) or cfg.get("entry_epochs", 0) < 0:
+        raise ValueError(f"entry_epochs must be an int >= 0, got {cfg['entry_epochs']!r}")
+    if "entry_epochs" in cfg:
+        cfg["entry_epochs"] = int(cfg["entry_epochs"])
+    if cfg.get("entry_epochs", 0) and (phrases or cfg.get("entry_ratio", 0.0)):
+        raise ValueError("entry_epochs puts the dictionary's entries first, alone: it goes with neither phrases "
+                         f"nor entry_ratio (got phrases={phrases!r}, entry_ratio={cfg.get('entry_ratio', 0.0)!r})")
     if phrases and cfg.get("entry_ratio", 0.0):
         raise ValueError("phrases and entry_ratio both add the dictionary's phrase pairs: choose one "
                          f"(phrases=True puts them all in every epoch; entry_ratio={cfg['entry_ratio']!r} mixes some in)")
@@ -612,8 +664,9 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             are not the CPU's to the bit).
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``), of ``MT_EXTRA`` (``lr_factor``,
-            ``p_word_src``, ``p_word_tgt``, ``entry_ratio``, ``vocab_size``, ``train_share``), or of ``MT_MODEL`` (``d_model``,
-            ``h``, ``d_ff``, ``N``, ``p_drop``; applied after ``size``): the recipe ablations of chapter 16.
+            ``p_word_src``, ``p_word_tgt``, ``entry_ratio``, ``vocab_size``, ``train_share``,
+            ``entry_epochs``), or of ``MT_MODEL`` (``d_model``, ``h``, ``d_ff``, ``N``, ``p_drop``;
+            applied after ``size``): the recipe ablations of chapter 16.
 
     Returns:
         The trained model (eval mode).
@@ -623,7 +676,8 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
             ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls``, ``p_word_src``, ``p_word_tgt``
             in [0, 1); ``lr_factor`` finite and > 0; ``entry_ratio`` finite and >= 0, and 0 with
-            ``phrases``; ``vocab_size`` an int >= 100; ``train_share`` in (0, 1]); an unknown
+            ``phrases``; ``vocab_size`` an int >= 100; ``train_share`` in (0, 1]; ``entry_epochs`` an
+            int >= 0, and 0 with ``phrases`` or ``entry_ratio``); an unknown
             recipe field; the folder holds a run with another config (the message shows
             both; checked before any data is read) or a ``state.pt`` or log that cannot be
             read (the message names the file and says to delete it or use another folder);
@@ -658,7 +712,11 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
     header = dict(versions=run_versions(), train_pairs=len(pairs), train_batches=len(batches), dev_pairs=len(dev_text),
                   params=sum(p.numel() for p in model.parameters()))
     if len(examples) > len(pairs):
-        header.update(entry_pairs=len(examples) - len(pairs), entry_batches_per_epoch=source.per_epoch)
+        header["entry_pairs"] = len(examples) - len(pairs)
+        if isinstance(source, MixedBatches):
+            header["entry_batches_per_epoch"] = source.per_epoch
+        else:  # a curriculum: all the entry batches, each entry epoch
+            header["entry_batches"] = len(source.batches) - source.sentence_batches
     if dev_eval:
         sources, streams = tr.reference_streams(dev_text)
         header["signatures"] = {k: v for k, v in bleu_chrf(list(streams[0]), streams).items() if k.endswith("signature")}
