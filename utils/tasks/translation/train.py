@@ -122,7 +122,9 @@ MT_LONG_RUNS = ("paper", "pdrop0.3", "reg")
 #: recipe on a share of the train pairs (a smaller share overfits sooner, so it needs fewer
 #: steps to pass its lowest dev loss); the curriculum goes once through the dictionary's entries
 #: alone before the sentences, so it trains the entries' steps more than the ablations.
-MT_MORE_RUNS = {}
+MT_MORE_RUNS = {
+    "share0.5": ("half of the train pairs, drawn at random", dict(train_share=0.5), 3500),
+}
 
 
 def long_name(name: str) -> str:
