@@ -124,6 +124,7 @@ MT_LONG_RUNS = ("paper", "pdrop0.3", "reg")
 #: alone before the sentences, so it trains the entries' steps more than the ablations.
 MT_MORE_RUNS = {
     "share0.5": ("half of the train pairs, drawn at random", dict(train_share=0.5), 3500),
+    "share0.25": ("a quarter of the train pairs, inside that half", dict(train_share=0.25), 1500),
     "entries1st": ("one epoch of the dictionary's entries alone, then the sentences", dict(entry_epochs=1), 4500),
 }
 
