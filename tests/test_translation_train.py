@@ -271,7 +271,6 @@ def test_the_measurement_logs_are_the_runs_the_chapter_names():
         assert any("dev_bleu" in r for r in records), name
 
 
-#: The recipe ablations of issue 33 (``--set``), shipped as logs: name -> the fields they change.
 #: Every shipped measurement run of chapter 16: name -> (its fields, the step it trained until).
 MEASURED = {**{n: (f, mt.ABLATION_STEPS) for n, (_, f) in mt.MT_ABLATIONS.items()},
             **{n: (f, steps) for n, (_, f, steps) in mt.MT_MORE_RUNS.items()}}
@@ -521,7 +520,8 @@ def test_curriculum_batches_give_entry_epochs_first_then_sentence_epochs_and_res
 
 def test_a_curriculum_run_trains_on_entries_first_and_names_them_in_its_header(tmp_path):
     """``entry_epochs`` is in the config; the header counts the entries and their batches; the
-    first steps of the run are entry batches (the FLOP count replays the same source)."""
+    first epoch is every entry batch once, the next every sentence batch once (``run_batches``,
+    the source the FLOP count replays too: the shipped run's FLOPs are checked with its log)."""
     recipe = dict(max_tokens=3000, seed=0, phrases=False, entry_epochs=1)
     examples, source = mt.run_batches(recipe, "twins", lambda ex, idx: tuple(idx))
     pairs, _, batches = mt.training_data(3000, False)
