@@ -166,6 +166,9 @@ def test_ship_writes_a_small_average_that_loads_and_translates(straight, tmp_pat
     full = mt.ship(straight, tmp_path / "avg32.pt", keep_last=1, dtype="float32")
     model32, steps32 = mt.load_shipped(full)
     assert steps32 == [4] and all(torch.equal(v, _weights(straight, 4)[k]) for k, v in model32.state_dict().items())
+    early = mt.ship(straight, tmp_path / "early.pt", keep_last=1, dtype="float32", end=2)  # chosen by dev score
+    model2, steps2 = mt.load_shipped(early)
+    assert steps2 == [2] and all(torch.equal(v, _weights(straight, 2)[k]) for k, v in model2.state_dict().items())
 
 
 def test_ship_and_load_errors(straight, tmp_path):
@@ -175,6 +178,12 @@ def test_ship_and_load_errors(straight, tmp_path):
         mt.ship(straight, tmp_path / "avg.pt", dtype="float64")
     with pytest.raises(ValueError, match="keep_last must be a positive int"):
         mt.ship(straight, tmp_path / "avg.pt", keep_last=0)
+    with pytest.raises(FileNotFoundError, match="no checkpoint step3.pt"):
+        mt.ship(straight, tmp_path / "avg.pt", keep_last=1, end=3)
+    with pytest.raises(FileNotFoundError, match="need 2 checkpoints .* up to step 2, found steps \\[2\\]"):
+        mt.ship(straight, tmp_path / "avg.pt", keep_last=2, end=2)
+    with pytest.raises(ValueError, match="end must be None or a positive int"):
+        mt.ship(straight, tmp_path / "avg.pt", end="best")
     with pytest.raises(FileNotFoundError, match="python -m utils.tasks.translation ship"):
         mt.load_shipped(tmp_path / "missing.pt")
     torch.save(dict(weights=1), tmp_path / "other.pt")
@@ -186,6 +195,18 @@ def test_ship_and_load_errors(straight, tmp_path):
     (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="garbage.pt must be a shipped translation model"):
         mt.load_shipped(tmp_path / "garbage.pt")
+
+
+def test_best_step_picks_the_best_evaluation_and_the_earlier_of_ties():
+    records = [dict(step=500, losses=[1.0]), dict(step=1000, dev_chrf=20.0, dev_bleu=3.0, dev_loss=4.5),
+               dict(step=1500, dev_chrf=22.0, dev_bleu=3.0, dev_loss=4.4), dict(step=2000, dev_chrf=22.0, dev_bleu=2.0,
+                                                                               dev_loss=4.6)]
+    assert mt.best_step(records) == 1500  # chrF 22.0 at 1,500 and 2,000: the earlier
+    assert mt.best_step(records, "dev_bleu") == 1000 and mt.best_step(records, "dev_loss") == 1500
+    with pytest.raises(ValueError, match="metric must be"):
+        mt.best_step(records, "dev_wer")
+    with pytest.raises(ValueError, match="no record holds dev_chrf"):
+        mt.best_step(records[:1])
 
 
 def test_the_commands_train_ship_and_score(straight, tmp_path, capsys):
@@ -203,6 +224,12 @@ def test_the_commands_train_ship_and_score(straight, tmp_path, capsys):
         with pytest.raises(SystemExit):
             _main(cmd)
         assert "the following arguments are required: --out" in capsys.readouterr().err
+    best = mt.best_step(mt.read_log(straight / "log.jsonl")[1])  # --end best: early stopping by dev chrF
+    _main(["ship", "--workdir", str(straight), "--keep-last", "1", "--end", "best", "--out", str(tmp_path / "best.pt")])
+    assert mt.load_shipped(tmp_path / "best.pt")[1] == [best]
+    with pytest.raises(SystemExit):
+        _main(["ship", "--workdir", str(straight), "--end", "last", "--out", str(tmp_path / "x.pt")])
+    assert "--end: expected a step or 'best', got 'last'" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- sizes, FLOPs, shipped files

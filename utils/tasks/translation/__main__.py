@@ -50,6 +50,8 @@ def _main(argv=None):
     s.add_argument("--workdir", default=str(mt.WORKDIR))
     s.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints to average (default: %(default)s)")
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16", help="stored weights (default: %(default)s)")
+    s.add_argument("--end", default=None, metavar="STEP|best",
+                   help="average the checkpoints up to this step, or up to the best dev chrF ('best'), instead of the last")
     s.add_argument("--out", required=True, help=f"the averaged weights' file; {mt.AVG_FILE.relative_to(ROOT)} (the "
                    f"shipped model, with {mt.LAST_FILE.name} beside it) only when named: nothing shipped is overwritten "
                    f"by default")
@@ -77,9 +79,14 @@ def _main(argv=None):
         mt.train_translation(args.workdir, steps=args.steps, threads=args.threads, phrases=args.phrases, seed=args.seed,
                              dev_size=args.dev_size, size=args.size, device=args.device, **dict(args.set))
     elif args.cmd == "ship":
-        print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype))
+        end = args.end
+        if end == "best":
+            end = mt.best_step(mt.read_log(pathlib.Path(args.workdir) / "log.jsonl")[1])
+        elif end is not None:
+            end = int(end) if end.isdigit() else parser.error(f"--end: expected a step or 'best', got {end!r}")
+        print("wrote", mt.ship(args.workdir, args.out, keep_last=args.keep_last, dtype=args.dtype, end=end))
         if pathlib.Path(args.out).resolve() == mt.AVG_FILE.resolve():  # the shipped pair: the average and the last checkpoint alone
-            print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype))
+            print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype, end=end))
     elif args.cmd == "decode":
         print("wrote", mt.decode_test_split(args.out, threads=args.threads, device=args.device))
     elif args.cmd == "replace":

@@ -755,28 +755,38 @@ def read_log(path) -> tuple[dict, list[dict]]:
 
 # ---------------------------------------------------------------- shipping and scoring
 
-def ship(workdir=WORKDIR, out=AVG_FILE, keep_last=None, dtype="float16") -> pathlib.Path:
+def ship(workdir=WORKDIR, out=AVG_FILE, keep_last=None, dtype="float16", end=None) -> pathlib.Path:
     """Average the last ``keep_last`` checkpoints of ``workdir`` (section 6.1) into ``out``; copy
-    the run's log beside it (``de_en_log.jsonl``); return ``out``'s path.
+    the run's log beside it (``de_en_log.jsonl``); return ``out``'s path. With ``end`` (a step
+    that has a checkpoint), the ``keep_last`` checkpoints up to that step instead: a checkpoint
+    chosen by development score (``best_step``) and those before it, as early stopping does.
 
     The file holds {"steps": averaged steps, "config": the run's config, "state_dict":
     the weights as ``dtype``, "float16" (3.8 MB for ``MT_MODEL``) or "float32" (7.6 MB)}.
 
     Raises:
         ValueError: ``keep_last`` is not a positive int (or None, the recipe's 5); ``dtype``
-            is not 'float16' or 'float32'; a checkpoint cannot be read, or the file would be
-            larger than ``MAX_SHIPPED_BYTES`` (10 MB).
-        FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints, or no log.
+            is not 'float16' or 'float32'; ``end`` is not None or a positive int; a checkpoint
+            cannot be read, or the file would be larger than ``MAX_SHIPPED_BYTES`` (10 MB).
+        FileNotFoundError: ``workdir`` holds fewer than ``keep_last`` checkpoints (up to
+            ``end``), no checkpoint of step ``end``, or no log.
     """
     keep_last = MT_TRAIN["keep_last"] if keep_last is None else keep_last
     if not is_int(keep_last) or keep_last < 1:
         raise ValueError(f"keep_last must be a positive int, got {keep_last!r}")
     if dtype not in ("float16", "float32"):
         raise ValueError(f"dtype must be 'float16' or 'float32', got {dtype!r}")
+    if end is not None and (not is_int(end) or end < 1):
+        raise ValueError(f"end must be None or a positive int (a checkpoint's step), got {end!r}")
     workdir, out = pathlib.Path(workdir), pathlib.Path(out)
-    steps = checkpoint_steps(workdir, prefix="step")[-int(keep_last):]
+    saved = checkpoint_steps(workdir, prefix="step")
+    if end is not None and int(end) not in saved:
+        raise FileNotFoundError(f"no checkpoint step{end}.pt in {workdir} (it holds steps {saved}): train with a "
+                                f"larger keep_last (--set keep_last=N) to keep the checkpoints around the best")
+    steps = [s for s in saved if end is None or s <= end][-int(keep_last):]
     if len(steps) < keep_last:
-        raise FileNotFoundError(f"need {keep_last} checkpoints step{{N}}.pt in {workdir}, found steps {steps}")
+        raise FileNotFoundError(f"need {keep_last} checkpoints step{{N}}.pt in {workdir}"
+                                f"{'' if end is None else f' up to step {end}'}, found steps {steps}")
     header, _ = read_log(workdir / "log.jsonl")
     remedy = f"delete it (the other checkpoints of {workdir} are kept) or train again"
     states = [torch_load(workdir / f"step{s}.pt", f"a checkpoint saved by {NAME} (a state_dict)", remedy) for s in steps]
@@ -791,6 +801,23 @@ def ship(workdir=WORKDIR, out=AVG_FILE, keep_last=None, dtype="float16") -> path
     tmp.replace(out)
     (out.parent / LOG_FILE.name).write_text((workdir / "log.jsonl").read_text())
     return out
+
+
+def best_step(records: list[dict], metric: str = "dev_chrf") -> int:
+    """The step of a run's best development evaluation: the highest ``metric`` (``dev_chrf`` or
+    ``dev_bleu``) or, for ``dev_loss``, the lowest; ties go to the earlier step. ``records`` are
+    ``read_log``'s; evaluations are the records holding ``metric``.
+
+    Raises:
+        ValueError: ``metric`` is not one of those three, or no record holds it.
+    """
+    if metric not in ("dev_chrf", "dev_bleu", "dev_loss"):
+        raise ValueError(f"metric must be 'dev_chrf', 'dev_bleu' or 'dev_loss', got {metric!r}")
+    evals = [r for r in records if metric in r]
+    if not evals:
+        raise ValueError(f"no record holds {metric}: was the run trained with its dev evaluations?")
+    sign = 1 if metric == "dev_loss" else -1
+    return min(evals, key=lambda r: (sign * r[metric], r["step"]))["step"]
 
 
 def load_shipped(path=AVG_FILE) -> tuple[nn.Module, list[int]]:
