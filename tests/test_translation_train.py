@@ -129,6 +129,12 @@ def test_a_run_refuses_to_resume_with_another_recipe(straight, tmp_path):
     (dict(entry_epochs=1.5), ValueError, "entry_epochs must be an int >= 0, got 1.5"),
     (dict(entry_epochs=1, entry_ratio=0.25), ValueError, "entry_epochs puts the dictionary's entries first"),
     (dict(entry_epochs=1, phrases=True), ValueError, "entry_epochs puts the dictionary's entries first"),
+    (dict(arch="gru"), ValueError, r"arch must be one of \['transformer', 'recurrent'\], got 'gru'"),
+    (dict(arch="recurrent", size="large"), ValueError, "size 'large' is one of the Transformer's sizes"),
+    (dict(arch="recurrent", d_model=64), ValueError, r"unknown recipe fields \['d_model'\]; .*recurrent model's"),
+    (dict(arch="recurrent", d_hidden=0), ValueError, "d_hidden must be an int >= 1, got int 0"),
+    (dict(arch="recurrent", p_state=1.0), ValueError, r"p_state must be a number in \[0, 1\), got 1.0"),
+    (dict(p_state=0.1), ValueError, r"unknown recipe fields \['p_state'\]"),
 ])
 def test_bad_arguments_are_refused_with_what_was_expected(tmp_path, kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -461,6 +467,40 @@ def test_a_model_field_of_the_recipe_goes_into_the_run_config(tmp_path):
     assert model.encoder_layers[0].ffn.w_1.out_features == 64
     with pytest.raises(ValueError, match="another configuration"):  # the folder is this recipe's only
         mt.train_translation(tmp_path, steps=2, dev_eval=False, **TINY)
+
+
+def test_the_recurrent_model_trains_resumes_ships_and_counts_its_flops(tmp_path):
+    """``arch="recurrent"`` (chapter 17 on this task): a run of chapter 17's model, sized like the
+    Transformer, that names its arch and model in its config, resumes to the bit, ships, loads and
+    translates, and whose FLOPs are the recurrent formula's on the batches it drew."""
+    from utils.core.masks import PAD_ID
+    from utils.experiments.flops import recurrent_step_flops
+    from utils.model.recurrent import RecurrentSeq2Seq
+
+    counts = {arch: sum(p.numel() for p in mt.new_model(model).parameters())
+              for arch, model in (("transformer", mt.MT_MODEL), ("recurrent", mt.MT_RECURRENT))}
+    assert counts == {"transformer": 1_900_544, "recurrent": 1_891_644}  # the numbers MT_RECURRENT's comment quotes
+    straight, halves = tmp_path / "straight", tmp_path / "halves"
+    mt.train_translation(straight, steps=4, dev_size=2, arch="recurrent", p_state=0.1, **TINY)
+    mt.train_translation(halves, steps=2, dev_size=2, arch="recurrent", p_state=0.1, **TINY)
+    mt.train_translation(halves, steps=4, dev_size=2, arch="recurrent", p_state=0.1, **TINY)
+    header, records = mt.read_log(straight / "log.jsonl")
+    assert header["start"]["arch"] == "recurrent" and header["start"]["model"] == {**mt.MT_RECURRENT, "p_state": 0.1}
+    assert [r["losses"] for r in mt.read_log(halves / "log.jsonl")[1]] == [r["losses"] for r in records]
+    assert all("dev_chrf" in r for r in records)
+    with pytest.raises(ValueError, match="another configuration"):  # a Transformer run is another run
+        mt.train_translation(straight, steps=6, dev_eval=False, **TINY)
+    model, steps = mt.load_shipped(mt.ship(straight, tmp_path / "avg.pt", keep_last=2))
+    assert isinstance(model, RecurrentSeq2Seq) and steps == [2, 4]
+    assert [type(t) for t in mt.translate(model, ["Ich habe keine Ahnung."], decode="beam")] == [str]
+    cumulative = translation_training_flops(header["start"], 2)
+    source = mt.run_batches(header["start"]["recipe"], "twins", lambda ex, idx: collate([ex[i] for i in idx]))[1]
+    vocab = mt.config_vocab(header["start"]).get_piece_size()
+    expected = []
+    for _ in range(2):
+        src, tgt = next(source)
+        expected.append(recurrent_step_flops((src != PAD_ID).sum(1).tolist(), tgt.size(1), vocab, **mt.MT_RECURRENT))
+    assert cumulative == [expected[0], expected[0] + expected[1]]
 
 
 @pytest.mark.parametrize("text, expected", [("p_drop=0.3", ("p_drop", 0.3)), ("max_tokens=1500", ("max_tokens", 1500))])

@@ -28,7 +28,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from ..core.checks import check_ids, check_module, check_positive_int, is_int
-from ..core.masks import padding_mask, shift_right, target_mask
+from ..core.masks import PAD_ID, padding_mask, shift_right, target_mask
 from ..tasks.translation import train as mt
 from ..training.batching import collate
 from ..training.recipe import LabelSmoothingLoss
@@ -146,7 +146,8 @@ def translation_training_flops(config, steps) -> list[int]:
     steps: entry k-1 is the total of steps 1 to k.
 
     ``config`` is a log header's "start" (the model, and the recipe's ``max_tokens``, ``seed``,
-    ``phrases`` and ``entry_ratio``). Each step is counted by ``transformer_step_flops`` on the padded
+    ``phrases`` and ``entry_ratio``). Each step is counted by ``transformer_step_flops`` (or
+    ``recurrent_step_flops``, for a model with the fields of ``MT_RECURRENT``) on the padded
     batch that the run drew at that step: the batch order is replayed from the run's own
     source (``run_batches``: ``EpochBatches`` or ``MixedBatches``), without running the model
     (chapter 10 counts FLOPs the same way). The counts include padding, as the computation does.
@@ -165,8 +166,12 @@ def translation_training_flops(config, steps) -> list[int]:
     def step_flops(examples, indices):  # one count per batch: the batches repeat every epoch
         if id(indices) not in cache:
             src, tgt = collate([examples[i] for i in indices])
-            cache[id(indices)] = transformer_step_flops(src.size(0), src.size(1), tgt.size(1), vocab_size,
-                                                        **config["model"])
+            if "d_hidden" in config["model"]:  # the recurrent model (arch="recurrent")
+                cache[id(indices)] = recurrent_step_flops((src != PAD_ID).sum(1).tolist(), tgt.size(1), vocab_size,
+                                                          **config["model"])
+            else:
+                cache[id(indices)] = transformer_step_flops(src.size(0), src.size(1), tgt.size(1), vocab_size,
+                                                            **config["model"])
         return cache[id(indices)]
 
     _, order = mt.run_batches(recipe, config.get("split", "buckets"), step_flops)

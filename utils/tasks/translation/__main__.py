@@ -42,6 +42,8 @@ def _main(argv=None):
     t.add_argument("--seed", type=int, default=mt.MT_TRAIN["seed"], help="initial weights, dropout and batch order "
                    "(default: %(default)s)")
     t.add_argument("--size", choices=tuple(mt.MT_SIZES), default="base", help="the model's size (default: %(default)s)")
+    t.add_argument("--arch", choices=mt.ARCHS, default="transformer",
+                   help="the model: the Transformer, or chapter 17's recurrent model (default: %(default)s)")
     t.add_argument("--dev-size", type=int, default=None, metavar="N", help="evaluate on the first N dev pairs only")
     t.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", type=_field_value,
                    help="change one field of the recipe or the model, e.g. --set p_drop=0.3 --set max_tokens=1500")
@@ -77,7 +79,8 @@ def _main(argv=None):
         print("wrote", train_vocab(VOCAB_FILE, args.size))
     elif args.cmd == "train":
         mt.train_translation(args.workdir, steps=args.steps, threads=args.threads, phrases=args.phrases, seed=args.seed,
-                             dev_size=args.dev_size, size=args.size, device=args.device, **dict(args.set))
+                             dev_size=args.dev_size, size=args.size, device=args.device, arch=args.arch,
+                             **dict(args.set))
     elif args.cmd == "ship":
         end = args.end
         if end == "best":

@@ -43,6 +43,7 @@ from tqdm import tqdm
 from ...core.checks import is_int
 from ...core.env import ROOT, resolve_device
 from ...model.decoding import beam_search_batch, decode_by_length, greedy_decode
+from ...model.recurrent import RecurrentSeq2Seq
 from ...model.transformer import Transformer
 from ...training import loop
 from ...training.batching import collate, make_batches
@@ -55,6 +56,15 @@ from . import data as tr
 #: target with its ``</s>``; test sources reach 87), and decoding goes ``MAX_EXTRA``
 #: past the source, so 256 leaves room for any sentence of the data.
 MT_MODEL = dict(d_model=128, h=4, d_ff=512, N=3, p_drop=0.2, max_len=256)
+#: The recurrent baseline of chapter 17 on this task (``arch="recurrent"``): ``RecurrentSeq2Seq``
+#: with chapter 17's widths, which on this vocabulary give 1,891,644 parameters against the
+#: Transformer's 1,900,544 (0.5% fewer), and the Transformer's dropout rate. Its optional
+#: dropout sites (``p_memory``, ``p_input``, ``p_state``) are off unless a run sets them.
+MT_RECURRENT = dict(d_embed=128, d_hidden=220, d_attn=220, p_drop=0.2)
+#: The recurrent model's optional dropout sites, off (0.0) unless a run's recipe names them.
+RECURRENT_SITES = ("p_memory", "p_input", "p_state")
+#: The models ``train_translation`` can train (``arch``).
+ARCHS = ("transformer", "recurrent")
 #: Other sizes, measured against ``MT_MODEL`` (``--size``): the fields they change.
 MT_SIZES = {"base": {}, "small": dict(d_model=64, d_ff=256), "large": dict(d_model=256, d_ff=1024)}
 #: The training recipe (section 5): tokens per batch (padding included), warmup steps,
@@ -151,15 +161,21 @@ MAX_SHIPPED_BYTES = 10 * 1024 * 1024
 NAME = "train_translation"
 
 
-def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer:
-    """``Transformer(vocab_size, **model)``: the sizes of ``MT_MODEL`` by default, or of a run's config.
+def new_model(model=None, vocab_size: int = tr.VOCAB_SIZE) -> Transformer | RecurrentSeq2Seq:
+    """The model of a run's config, freshly initialised: ``Transformer(vocab_size, **model)``
+    (the sizes of ``MT_MODEL`` by default) or, for a dict with the fields of ``MT_RECURRENT``
+    (and any of ``RECURRENT_SITES``), ``RecurrentSeq2Seq(vocab_size, **model)``.
 
     Raises:
-        TypeError: ``model`` is not a dict with exactly the fields of ``MT_MODEL``.
+        TypeError: ``model`` is not a dict with exactly the fields of ``MT_MODEL``, or with
+            those of ``MT_RECURRENT`` and optionally some of ``RECURRENT_SITES``.
     """
     model = MT_MODEL if model is None else model
+    if isinstance(model, dict) and set(MT_RECURRENT) <= set(model) <= set(MT_RECURRENT) | set(RECURRENT_SITES):
+        return RecurrentSeq2Seq(vocab_size, **model)
     if not isinstance(model, dict) or set(model) != set(MT_MODEL):
-        raise TypeError(f"model must be a dict with the fields {sorted(MT_MODEL)}, got {model!r:.120}")
+        raise TypeError(f"model must be a dict with the fields {sorted(MT_MODEL)} (the Transformer) or "
+                        f"{sorted(MT_RECURRENT)} (the recurrent model), got {model!r:.120}")
     return Transformer(vocab_size, **model)
 
 
@@ -533,25 +549,33 @@ def run_versions() -> dict:
                 threads=torch.get_num_threads())
 
 
-def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") -> tuple[dict, dict]:
-    """(the recipe with ``steps``, the run's config: model and recipe without steps, and
+def _config(steps, threads, phrases, recipe, size="base", split_rule="twins", arch="transformer") -> tuple[dict, dict]:
+    """(the recipe with ``steps``, the run's config: model and recipe without steps,
     ``split_rule`` unless it is "buckets", which the configs of the runs made before the
-    rule existed mean by saying none), checked."""
+    rule existed mean by saying none, and ``arch`` unless it is "transformer"), checked."""
     tr.check_split_rule(split_rule)
+    if not isinstance(arch, str) or arch not in ARCHS:
+        raise ValueError(f"arch must be one of {list(ARCHS)}, got {arch!r}")
     if not isinstance(size, str) or size not in MT_SIZES:
         raise ValueError(f"size must be one of {sorted(MT_SIZES)}, got {size!r}")
-    model_fields = set(MT_MODEL) - {"max_len"}
+    if arch == "recurrent" and size != "base":
+        raise ValueError(f"size {size!r} is one of the Transformer's sizes; the recurrent model has MT_RECURRENT's "
+                         f"(change its fields with the recipe: {sorted(MT_RECURRENT)})")
+    model_fields = set(MT_MODEL) - {"max_len"} if arch == "transformer" else set(MT_RECURRENT) | set(RECURRENT_SITES)
     unknown = set(recipe) - set(MT_TRAIN) - set(MT_EXTRA) - model_fields
     if unknown:
         raise ValueError(f"unknown recipe fields {sorted(unknown)}; the fields are {sorted(MT_TRAIN)}, "
-                         f"{sorted(MT_EXTRA)}, the model's {sorted(model_fields)} (and phrases)")
-    model = {**MT_MODEL, **MT_SIZES[size], **{k: v for k, v in recipe.items() if k in model_fields}}
-    for name in ("d_model", "h", "d_ff", "N"):
+                         f"{sorted(MT_EXTRA)}, the {arch} model's {sorted(model_fields)} (and phrases)")
+    changed = {k: v for k, v in recipe.items() if k in model_fields}
+    model = {**MT_MODEL, **MT_SIZES[size], **changed} if arch == "transformer" else {**MT_RECURRENT, **changed}
+    sizes = ("d_model", "h", "d_ff", "N") if arch == "transformer" else ("d_embed", "d_hidden", "d_attn")
+    for name in sizes:
         if not is_int(model[name]) or model[name] < 1:
             raise ValueError(f"{name} must be an int >= 1, got {type(model[name]).__name__} {model[name]!r}")
         model[name] = int(model[name])
-    if not isinstance(model["p_drop"], (int, float)) or isinstance(model["p_drop"], bool) or not 0 <= model["p_drop"] < 1:
-        raise ValueError(f"p_drop must be a number in [0, 1), got {model['p_drop']!r}")
+    for name in ("p_drop", *(k for k in RECURRENT_SITES if k in model)):
+        if not _number(model[name]) or not 0 <= model[name] < 1:
+            raise ValueError(f"{name} must be a number in [0, 1), got {model[name]!r}")
     recipe = {k: v for k, v in recipe.items() if k not in model_fields}
     cfg = {**MT_TRAIN, **recipe, **({} if steps is None else dict(steps=steps))}
     lowest = dict(steps=1, save_every=1, eval_every=1, max_tokens=1, warmup=1, keep_last=1, seed=0)
@@ -592,7 +616,8 @@ def _config(steps, threads, phrases, recipe, size="base", split_rule="twins") ->
     recipe_cfg = {k: v for k, v in cfg.items() if k != "steps"}
     vocab = run_vocab_file(cfg.get("vocab_size", tr.VOCAB_SIZE)).name
     return cfg, dict(model=model, vocab=vocab, recipe=dict(recipe_cfg, phrases=phrases),
-                     **({} if split_rule == "buckets" else dict(split=split_rule)))
+                     **({} if split_rule == "buckets" else dict(split=split_rule)),
+                     **({} if arch == "transformer" else dict(arch=arch)))
 
 
 def _number(x) -> bool:
@@ -632,8 +657,10 @@ def token_dropout(p_src: float, p_tgt: float):
 
 
 def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
-                      dev_size=None, size="base", split_rule="twins", device="cpu", **recipe) -> nn.Module:
-    """Train the German to English Transformer with the paper's recipe; resumable.
+                      dev_size=None, size="base", split_rule="twins", device="cpu", arch="transformer",
+                      **recipe) -> nn.Module:
+    """Train the German to English Transformer with the paper's recipe (or, with
+    ``arch="recurrent"``, chapter 17's recurrent model with the same recipe); resumable.
 
     The loop is ``utils.training.loop.Run`` with a work folder, as in ``utils.tasks.g2p.train_g2p``. It writes
     under ``workdir``: ``state.pt`` (model, Adam, schedule, random state, epoch and
@@ -666,17 +693,21 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         device: "cpu" (the shipped runs') or "cuda": where the model and its batches go. Not
             part of the config: a run resumed on another device is the same run (its numbers
             are not the CPU's to the bit).
+        arch: "transformer" or "recurrent" (``MT_RECURRENT``, ``size`` "base" only): the
+            model. Part of the config (a Transformer run's config names none).
         **recipe: fields of ``MT_TRAIN`` to change (``max_tokens``, ``warmup``, ``eps_ls``,
             ``seed``, ``save_every``, ``eval_every``, ``keep_last``), of ``MT_EXTRA`` (``lr_factor``,
             ``p_word_src``, ``p_word_tgt``, ``entry_ratio``, ``vocab_size``, ``train_share``,
-            ``entry_epochs``), or of ``MT_MODEL`` (``d_model``, ``h``, ``d_ff``, ``N``, ``p_drop``;
-            applied after ``size``): the recipe ablations of chapter 16.
+            ``entry_epochs``), or of the model: ``MT_MODEL``'s (``d_model``, ``h``, ``d_ff``, ``N``,
+            ``p_drop``; applied after ``size``) or, for the recurrent model, ``MT_RECURRENT``'s and
+            ``RECURRENT_SITES``: the recipe ablations of chapters 16 and 17.
 
     Returns:
         The trained model (eval mode).
 
     Raises:
-        ValueError: ``size`` is not a key of ``MT_SIZES``; ``split_rule`` is not in
+        ValueError: ``arch`` is not in ``ARCHS``; ``size`` is not a key of ``MT_SIZES``, or not
+            "base" for the recurrent model; ``split_rule`` is not in
             ``data.SPLIT_RULES``; ``steps``, ``threads``, ``dev_size`` or a recipe field is not an int in
             its range (``seed`` >= 0, the others >= 1; ``eps_ls``, ``p_word_src``, ``p_word_tgt``
             in [0, 1); ``lr_factor`` finite and > 0; ``entry_ratio`` finite and >= 0, and 0 with
@@ -690,7 +721,7 @@ def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev
         TypeError: ``phrases`` is not a bool.
         FileNotFoundError: the dictionary is missing (the message gives the install command).
     """
-    cfg, run_cfg = _config(steps, threads, phrases, recipe, size, split_rule)
+    cfg, run_cfg = _config(steps, threads, phrases, recipe, size, split_rule, arch)
     device = resolve_device(device)
     if dev_size is not None and (not is_int(dev_size) or dev_size < 1):
         raise ValueError(f"dev_size must be None (all dev pairs) or an int >= 1, got {type(dev_size).__name__} {dev_size!r}")
