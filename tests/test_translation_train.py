@@ -661,6 +661,28 @@ def test_the_split_rule_is_in_the_config_and_refused_when_unknown(tmp_path):
         mt.train_translation(tmp_path / "x", steps=1, split_rule="random", **TINY)
 
 
+def test_ship_final_averages_up_to_the_best_dev_chrf_and_translates_the_test_split(straight, tmp_path):
+    """A seed of the final recipe: early stopping by dev chrF, the checkpoints up to it averaged,
+    the test sources translated with beam search and their unseen words looked up."""
+    out = xt.ship_final(straight, tmp_path / "seed0", keep_last=1, sentences=3)
+    record = json.loads(out.read_text())
+    _, records = mt.read_log(straight / "log.jsonl")
+    best = mt.best_step(records)
+    assert record["kind"] == xt.FINAL_KIND and record["best_step"] == best and record["steps"] == [best]
+    assert record["best_dev"] == next(r["dev_chrf"] for r in records if r["step"] == best)
+    assert record["train_flops"] == translation_training_flops(mt.read_log(straight / "log.jsonl")[0]["start"], best)[-1]
+    model, _ = mt.load_shipped(tmp_path / "seed0" / "avg.pt")
+    sources = tr.reference_streams(tr.load_pairs()["test"])[0][:3]
+    assert record["sources"] == sources and record["beam"] == mt.translate(model, sources, decode="beam")
+    assert len(record["replaced"]) == 3 and isinstance(record["n_replaced"], int)
+    with pytest.raises(ValueError, match="its sources are not the test split of its run"):
+        xt.load_final(tmp_path / "seed0")
+    with pytest.raises(FileNotFoundError, match="python -m utils.experiments.translation final"):
+        xt.load_final(tmp_path / "missing")
+    with pytest.raises(ValueError, match="sentences must be an int >= 1, got 0"):
+        xt.ship_final(straight, tmp_path / "x", sentences=0)
+
+
 def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logged(straight, tmp_path):
     log_out, dev_out = xt.ship_measurement(straight, "tiny", tmp_path)
     assert log_out.read_text() == (straight / "log.jsonl").read_text()

@@ -3,7 +3,9 @@
 ``python -m utils.experiments.translation measure-run --workdir W --name N`` ships an ablation
 run into ``utils/checkpoints/translation/measure/`` (``ship_measurement``);
 ``python -m utils.experiments.translation measure-flops`` counts the FLOPs of the
-size-and-phrases runs into ``measure/flops.json`` (``write_run_flops``). They live here, above
+size-and-phrases runs into ``measure/flops.json`` (``write_run_flops``);
+``python -m utils.experiments.translation final --workdir W --out DIR`` ships a seed of the final
+recipe (``ship_final``: the checkpoints up to its best dev chrF, averaged, and its test translations). They live here, above
 the translation task, because counting FLOPs (``flops.translation_training_flops``) is an
 experiment on the task's runs; the task reads the files (``train.load_dev_outputs``,
 ``train.load_run_flops``).
@@ -116,6 +118,95 @@ def write_run_flops(path=mt.RUN_FLOPS_FILE) -> pathlib.Path:
     return path
 
 
+#: Where the final recipe's seeds are shipped: ``FINAL_DIR / f"seed{k}"`` (``ship_final``).
+FINAL_DIR = tr.SHIPPED / "final"
+FINAL_KIND = "translation final-recipe test outputs"
+
+
+def ship_final(workdir, out_dir, keep_last: int = 5, metric: str = "dev_chrf", threads: int = 1,
+               device="cpu", sentences: int | None = None) -> pathlib.Path:
+    """Ship one seed of chapter 16's final recipe into ``out_dir``: early stopping and averaging.
+
+    The run's best development evaluation (``mt.best_step`` by ``metric``, dev chrF by
+    default) chooses the checkpoint; the ``keep_last`` checkpoints up to it are averaged
+    (section 6.1) into ``out_dir / "avg.pt"`` (``mt.ship`` with ``end``; the run's log is
+    copied beside it). The test split is then translated as the paper decodes (beam 4, alpha
+    0.6), and the unseen words of those translations looked up through cross-attention
+    (``replace.replace_unseen``, chapter 16's PosUnk). ``out_dir / "test_outputs.json"`` holds
+    the sources, both translations, the count of words replaced, the steps averaged, the
+    training FLOPs and seconds up to the best step, and the versions. The run must keep its
+    checkpoints (train it with ``--set keep_last=N`` large enough). ``sentences`` translates
+    only the first that many test sources (for tests; ``load_final`` refuses such a file).
+
+    Raises:
+        FileNotFoundError: ``workdir`` lacks its log, or the checkpoints up to the best step.
+        ValueError: ``metric`` as ``mt.best_step``; ``keep_last`` or ``threads`` not an int >= 1,
+            ``sentences`` not None or an int >= 1;
+            the run is not a Transformer (the lookup reads its cross-attention); ``device`` is
+            not "cpu" or "cuda".
+    """
+    from ..tasks.translation import baselines, replace
+
+    for name, n in dict(keep_last=keep_last, threads=threads, sentences=1 if sentences is None else sentences).items():
+        if not is_int(n) or n < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {n!r}")
+    device = resolve_device(device)
+    workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
+    header, records = mt.read_log(workdir / "log.jsonl")
+    if header["start"].get("arch", "transformer") != "transformer":
+        raise ValueError(f"{workdir} holds a {header['start']['arch']} run; the final recipe's lookup reads a "
+                         "Transformer's cross-attention")
+    best = mt.best_step(records, metric)
+    avg = mt.ship(workdir, out_dir / "avg.pt", keep_last=keep_last, end=best)
+    model, steps = mt.load_shipped(avg)
+    model = model.to(device)
+    split = header["start"].get("split", "buckets")
+    data = tr.cached_pairs(tr.data_path(), split)
+    sources = tr.reference_streams(data["test"])[0][:sentences]
+    previous = torch.get_num_threads()
+    torch.set_num_threads(int(threads))
+    try:
+        sp = mt.config_vocab(header["start"])
+        beam = mt.translate(model, sources, sp, decode="beam")
+        replaced, n_replaced = replace.replace_unseen(model, sources, beam, baselines.single_word_entries(),
+                                                      data["train"], sp=sp)
+    finally:
+        torch.set_num_threads(previous)
+    at_best = next(r for r in records if r["step"] == best)
+    record = dict(kind=FINAL_KIND, seed=header["start"]["recipe"]["seed"], metric=metric, best_step=best, steps=steps,
+                  best_dev=at_best[metric], train_flops=translation_training_flops(header["start"], best)[-1],
+                  train_seconds=at_best["train_seconds"], n_replaced=n_replaced, versions=mt.run_versions(),
+                  sources=sources, beam=beam, replaced=replaced)
+    out = out_dir / "test_outputs.json"
+    out.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return out
+
+
+def load_final(out_dir) -> dict:
+    """The record ``ship_final`` wrote in ``out_dir`` (a dict: see ``ship_final``).
+
+    Raises:
+        FileNotFoundError: the file is missing (the message gives the command that makes it).
+        ValueError: the file is not readable JSON or not such a record, or its sources are not
+            the test split of its run's split rule.
+    """
+    path = pathlib.Path(out_dir) / "test_outputs.json"
+    make = f"run `python -m utils.experiments.translation final --workdir W --out {out_dir}`"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: {make}")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error}); {make}") from None
+    if not isinstance(record, dict) or record.get("kind") != FINAL_KIND:
+        raise ValueError(f"{path} is not a file of {FINAL_KIND}; {make}")
+    header, _ = mt.read_log(pathlib.Path(out_dir) / mt.LOG_FILE.name)
+    split = header["start"].get("split", "buckets")
+    if record["sources"] != tr.reference_streams(tr.cached_pairs(tr.data_path(), split)["test"])[0]:
+        raise ValueError(f"{path}: its sources are not the test split of its run; {make}")
+    return record
+
+
 def _main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m utils.experiments.translation", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -128,9 +219,21 @@ def _main(argv=None):
     add_device_option(r)
     sub.add_parser("measure-flops", help=f"count the training FLOPs of the runs {', '.join(mt.SIZE_RUNS)} at each "
                    f"evaluation into {mt.RUN_FLOPS_FILE.relative_to(ROOT)} (chapter 16 reads it)")
+    f = sub.add_parser("final", help="ship a seed of chapter 16's final recipe: the checkpoints up to its best dev "
+                       "chrF averaged into DIR/avg.pt, and its test translations (beam 4, and with unseen words looked "
+                       "up) into DIR/test_outputs.json")
+    f.add_argument("--workdir", required=True)
+    f.add_argument("--out", required=True, help=f"the seed's folder, e.g. {FINAL_DIR.relative_to(ROOT)}/seed0")
+    f.add_argument("--keep-last", type=int, default=mt.MT_TRAIN["keep_last"], help="checkpoints averaged, up to the "
+                   "best (default: %(default)s)")
+    f.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
+    add_device_option(f)
     args = parser.parse_args(argv)
     if args.cmd == "measure-run":
         print("wrote", *ship_measurement(args.workdir, args.name, device=args.device, step=args.step))
+    elif args.cmd == "final":
+        print("wrote", ship_final(args.workdir, args.out, keep_last=args.keep_last, threads=args.threads,
+                                  device=args.device))
     else:
         print("wrote", write_run_flops())
 
