@@ -337,6 +337,37 @@ def test_a_tuning_run_trains_its_configuration_and_resumes_exactly(tmp_path):
         baseline.tune("recurrent", 2, tmp_path / "a", steps=5, **kw)
 
 
+def test_a_final_run_trains_to_each_budget_resumes_and_is_measured_there(monkeypatch, tmp_path):
+    """``final_run``: one run, resumed from budget to budget, keeping the checkpoints to average,
+    measured at each; a measured budget is passed over, so the command resumes. Decoding is
+    patched (the whole test split with beam search takes minutes; ``measure`` is tested above)."""
+    decoded = []
+    monkeypatch.setattr(g2p, "beam_phones", lambda model, words, vocab: decoded.append(
+        sorted(model.state_dict()["embed.lut.weight"].flatten()[:3].tolist())) or [["AH0"]] * len(words))
+    monkeypatch.setattr(g2p, "score_split", lambda model, lexicon, vocab: dict(wer=0.5, per=0.25))
+    monkeypatch.setattr(g2p, "G2P_TRAIN", dict(g2p.G2P_TRAIN, save_every=1, keep_last=2))
+    out = baseline.final_run("recurrent", 1, 2, tmp_path / "run", out_dir=tmp_path / "final", progress=False,
+                             steps=[2, 3])
+    assert [p.name for p in out] == ["recurrent_seed2@2.json", "recurrent_seed2@3.json"]
+    first, second = (baseline.load_final("recurrent", 2, k, tmp_path / "final") for k in (2, 3))
+    assert (first["averaged"], second["averaged"]) == ([1, 2], [2, 3]) and second["config"] == 1
+    assert second["dev_wer"] == 0.5 and second["test_wer"] == g2p.wer(second["outputs"], list(
+        g2p.load_lexicon()["test"].values()))
+    header, records = g2p.read_log(tmp_path / "final" / "recurrent_seed2.jsonl")
+    assert header["start"]["kind"] == baseline.FINAL_RUN_KIND and records[-1]["step"] == 3
+    assert second["flops"] == baseline.logged_flops("recurrent", 2, records)[-1]
+    assert len(decoded) == 2
+    baseline.final_run("recurrent", 1, 2, tmp_path / "run", out_dir=tmp_path / "final", progress=False, steps=[2, 3])
+    assert len(decoded) == 2  # both budgets measured: nothing trains or decodes again
+    with pytest.raises(ValueError, match="not of a final run"):
+        baseline.measure_final("recurrent", 2, 2, tmp_path / "run", tmp_path / "final")
+    with pytest.raises(ValueError, match="steps must be increasing positive ints"):
+        baseline.final_run("recurrent", 1, 2, tmp_path / "run", steps=[3, 2])
+    with pytest.raises(FileNotFoundError, match="python -m utils.experiments.baseline final --arch recurrent --seed 2"):
+        baseline.load_final("recurrent", 2, 4, tmp_path / "final")
+    assert baseline.final_steps("transformer") == [9_000, 18_000, 36_000]
+
+
 def test_the_tune_command(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(baseline, "tune", lambda *a: calls.append(a) or tmp_path / "log.jsonl")

@@ -639,7 +639,7 @@ def _check_tuning(arch, config):
 
 
 def tune(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int = 0, threads: int = 1,
-         progress: bool = True, dev_eval: bool = True) -> pathlib.Path:
+         progress: bool = True, dev_eval: bool = True, _final: bool = False) -> pathlib.Path:
     """Train configuration ``config`` of ``TUNING_GRID`` for ``arch`` in ``workdir``; resumable.
     Return the path of its log.
 
@@ -648,7 +648,9 @@ def tune(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int =
     and PER of the last checkpoint) every ``G2P_TRAIN["eval_every"]`` steps, and the
     work folder's ``state.pt`` to resume from, so running the same command again
     continues where it stopped. Only the last checkpoint is kept (tuning reads the log).
-    ``dev_eval=False`` skips the dev evaluations (for tests).
+    ``dev_eval=False`` skips the dev evaluations (for tests). ``_final`` (``final_run``'s) is
+    a final run instead: its config says so and it keeps the last ``keep_last`` checkpoints
+    (5) for averaging.
 
     Raises:
         ValueError: as ``tuning_model``; ``steps``, ``threads`` not positive ints, ``seed``
@@ -676,10 +678,12 @@ def tune(arch: str, config: int, workdir, steps: int = TUNING_STEPS, seed: int =
 
     run = loop.Run(model, loop.EpochBatches(batches, lambda indices: g2p.collate([pairs[i] for i in indices]), int(seed)),
                    schedule=lambda step: rate(step, d_model, settings["warmup"], settings["factor"]),
-                   criterion=criterion, save_every=cfg["save_every"], keep_last=1, evaluate=evaluate if dev_eval else None,
+                   criterion=criterion, save_every=cfg["save_every"], keep_last=cfg["keep_last"] if _final else 1,
+                   evaluate=evaluate if dev_eval else None,
                    eval_every=cfg["eval_every"], workdir=workdir, name="baseline tune", progress=progress,
-                   desc=f"tuning {arch} config {config}",
-                   config=dict(kind="G2P tuning run", arch=arch, config=int(config), **settings, seed=int(seed),
+                   desc=f"{'final' if _final else 'tuning'} {arch} config {config} seed {seed}",
+                   config=dict(kind=FINAL_RUN_KIND if _final else "G2P tuning run", arch=arch, config=int(config),
+                               **settings, seed=int(seed),
                                recipe={k: v for k, v in cfg.items() if k not in ("steps", "warmup", "seed")}),
                    header=dict(versions=g2p.versions(), params=sum(p.numel() for p in model.parameters())))
     run.train(int(steps))
@@ -760,6 +764,121 @@ def chosen_config(results: dict[int, dict]) -> int:
     return min(results, key=lambda c: (results[c]["dev_wer"], results[c]["dev_loss"], c))
 
 
+#: The final comparison: each model's chosen configuration, seeds ``SEEDS``, read at these
+#: multiples of its budget ``STEPS`` (one run, resumed from one budget to the next).
+FINAL_BUDGETS = (0.5, 1, 2)
+#: The measurements of the final runs: ``<arch>_seed<k>@<steps>.json`` (``measure_final``), and
+#: each run's log, ``<arch>_seed<k>.jsonl``.
+FINAL = RUNS / "final"
+FINAL_RUN_KIND = "G2P final run"
+FINAL_KIND = "G2P final results"
+
+
+def final_steps(arch: str) -> list[int]:
+    """The steps at which ``arch``'s final runs are measured: ``FINAL_BUDGETS`` x ``STEPS[arch]``."""
+    _check_run(arch, 0)
+    return [int(b * STEPS[arch]) for b in FINAL_BUDGETS]
+
+
+def final_path(arch: str, seed: int, steps: int) -> pathlib.Path:
+    """``FINAL / f"{arch}_seed{seed}@{steps}.json"``: a final run's measurement at one budget."""
+    _check_run(arch, seed)
+    return FINAL / f"{arch}_seed{int(seed)}@{int(steps)}.json"
+
+
+def measure_final(arch: str, config: int, seed: int, workdir, out_dir=None, progress: bool = True) -> pathlib.Path:
+    """Measure a final run (``final_run``) as it stands: the average of its last ``keep_last``
+    checkpoints decodes the test split (beam 4, alpha 0.6, as ``measure``), and its log gives
+    the dev loss and greedy dev WER of the last checkpoint and the training FLOPs (``logged_flops``,
+    its batches replayed and checked). Writes ``final_path`` (or the same name in ``out_dir``)
+    and copies the log to ``<arch>_seed<k>.jsonl`` beside it; returns the JSON's path.
+
+    Raises:
+        FileNotFoundError: ``workdir`` holds no log, or fewer checkpoints than ``keep_last``.
+        ValueError: the log is not a final run of this arch, config and seed, or its last
+            record has no dev evaluation; as ``logged_flops``.
+    """
+    from ..training.checkpoints import average_checkpoints, checkpoint_steps, torch_load
+
+    workdir = pathlib.Path(workdir)
+    header, records = loop.read_log(workdir / "log.jsonl", kind="G2P final log", owner="final_run")
+    start, want = header["start"], dict(kind=FINAL_RUN_KIND, arch=arch, config=int(config), seed=int(seed))
+    if {k: start.get(k) for k in want} != want:
+        raise ValueError(f"{workdir}/log.jsonl is the log of {start!r:.200}, not of a final run {want}")
+    last = records[-1]
+    if "dev_wer" not in last:
+        raise ValueError(f"{workdir}/log.jsonl: its last record (step {last['step']:,}) has no dev evaluation")
+    keep = g2p.G2P_TRAIN["keep_last"]
+    steps = [s for s in checkpoint_steps(workdir, prefix="step") if s <= last["step"]][-keep:]
+    if len(steps) < keep or steps[-1] != last["step"]:
+        raise FileNotFoundError(f"{workdir} needs the {keep} checkpoints up to step {last['step']:,}; it has {steps}")
+    states = [torch_load(workdir / f"step{k}.pt", "a checkpoint of a final run", "train the run again") for k in steps]
+    model = tuning_model(arch, config)
+    model.load_state_dict(average_checkpoints(states))
+    model.eval()
+    lexicon = g2p.load_lexicon()["test"]
+    words = list(lexicon)
+    hyps = g2p.beam_phones(model, words, g2p.G2PVocab())
+    refs = [lexicon[w] for w in words]
+    record = dict(kind=FINAL_KIND, arch=arch, config=int(config), seed=int(seed), step=last["step"], averaged=steps,
+                  flops=logged_flops(arch, seed, records)[-1], dev_loss=last["dev_loss"], dev_wer=last["dev_wer"],
+                  test_wer=g2p.wer(hyps, refs), test_per=g2p.per(hyps, refs), words=words,
+                  outputs=[" ".join(h) for h in hyps], machine=g2p.versions())
+    out = final_path(arch, seed, last["step"]) if out_dir is None else pathlib.Path(out_dir) / final_path(
+        arch, seed, last["step"]).name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, separators=(",", ":")) + "\n")
+    (out.parent / f"{arch}_seed{int(seed)}.jsonl").write_text((workdir / "log.jsonl").read_text())
+    if progress:
+        print(f"{arch} seed {seed} at step {last['step']:,}: test WER {record['test_wer']:.2%}, PER "
+              f"{record['test_per']:.2%}; dev loss {record['dev_loss']:.3f}")
+    return out
+
+
+def final_run(arch: str, config: int, seed: int, workdir, threads: int = 1, out_dir=None, progress: bool = True,
+              steps: list[int] | None = None) -> list[pathlib.Path]:
+    """Train ``arch``'s configuration ``config`` of ``TUNING_GRID`` with ``seed`` to each budget of
+    ``final_steps(arch)`` (or ``steps``) in turn, resuming from the last, and measure it at each
+    (``measure_final``); a budget already measured is passed over, so the same command resumes.
+    Returns the measurements' paths.
+
+    Raises:
+        ValueError: as ``tune`` and ``measure_final``; ``steps`` not increasing positive ints.
+    """
+    steps = final_steps(arch) if steps is None else list(steps)
+    if not steps or not all(is_int(k) and k >= 1 for k in steps) or steps != sorted(set(steps)):
+        raise ValueError(f"steps must be increasing positive ints, got {steps!r}")
+    out = []
+    for k in steps:
+        path = final_path(arch, seed, k) if out_dir is None else pathlib.Path(out_dir) / final_path(arch, seed, k).name
+        if not path.is_file():
+            tune(arch, config, workdir, steps=k, seed=seed, threads=threads, progress=progress, _final=True)
+            path = measure_final(arch, config, seed, workdir, out_dir, progress)
+        out.append(path)
+    return out
+
+
+def load_final(arch: str, seed: int, steps: int, folder=None) -> dict:
+    """A final run's measurement at ``steps`` (``measure_final``'s file), outputs split into phones.
+
+    Raises:
+        FileNotFoundError: the file is missing (the message gives the command).
+        ValueError: it is not readable JSON, or not the measurement of this run and step.
+    """
+    path = final_path(arch, seed, steps) if folder is None else pathlib.Path(folder) / final_path(arch, seed, steps).name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `python -m utils.experiments.baseline final --arch {arch} "
+                                f"--seed {seed} --workdir W`")
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not readable JSON ({error}); measure the run again") from None
+    if not isinstance(record, dict) or record.get("kind") != FINAL_KIND or (
+            record.get("arch"), record.get("seed"), record.get("step")) != (arch, seed, steps):
+        raise ValueError(f"{path} is not the {FINAL_KIND} of {arch} seed {seed} at step {steps:,}")
+    return {**record, "outputs": [h.split() for h in record["outputs"]]}
+
+
 def _add_tune_parser(sub):
     u = sub.add_parser("tune", help=f"train one configuration of TUNING_GRID ({TUNING_STEPS:,} steps, resumable)")
     u.add_argument("--arch", choices=g2p.ARCHS, required=True)
@@ -787,7 +906,18 @@ def _main(argv=None):
     h.add_argument("--arch", choices=g2p.ARCHS, required=True)
     h.add_argument("--config", type=int, choices=range(len(TUNING_GRID)), required=True)
     h.add_argument("--workdir", required=True)
+    f = sub.add_parser("final", help="train a model's chosen configuration with one seed to 0.5x, 1x and 2x its "
+                       f"budget, measuring it into {FINAL.relative_to(ROOT)} at each (resumable)")
+    f.add_argument("--arch", choices=g2p.ARCHS, required=True)
+    f.add_argument("--seed", type=g2p.seed_arg, required=True)
+    f.add_argument("--workdir", required=True, help="its own folder per run; the same command resumes it")
+    f.add_argument("--threads", type=int, default=1, help="(default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.cmd == "final":
+        config = chosen_config(tuning_results()[args.arch])
+        print(f"{args.arch}: configuration {config} of TUNING_GRID, chosen on dev ({TUNING_GRID[config]})")
+        print("wrote", *final_run(args.arch, config, args.seed, args.workdir, args.threads))
+        return
     if args.cmd == "ship-tune":
         print("wrote", ship_tuning(args.arch, args.config, args.workdir))
         return
