@@ -4,10 +4,12 @@ Every expected answer, and the wrong answer each registered likely mistake gives
 computed with the course's own code when checked: ``utils.model.recurrent.additive_attention``
 for 17.1, the recurrent model under ``FlopCounterMode`` for 17.2 (so the answer is the
 counter's, which chapter 17 shows equal to ``recurrent_step_flops``' terms), and the
-committed test outputs of ``utils.experiments.baseline.load_results`` for 17.3.
+committed test outputs of ``utils.experiments.baseline.load_results`` for 17.3, and the shipped
+tuning runs of ``utils.experiments.baseline.tuning_results`` for 17.4.
 """
 
 import functools
+import math
 
 import torch
 
@@ -197,3 +199,65 @@ def _ex_17_3_differ():
 def _ex_17_3_count():
     return len(_wrong("transformer") & _wrong("recurrent"))
 
+
+
+# ---------------------------------------------------------------- 17.4, a setting's effect on the dev loss
+
+def _effect(arch: str = "transformer", setting: str = "warmup", field: str = "dev_loss") -> float:
+    """Mean ``field`` of ``arch``'s shipped tuning runs at the setting's higher value minus at its lower."""
+    from ..experiments.baseline import TUNING_GRID, tuning_results
+
+    results = tuning_results()[arch]
+    lo, hi = sorted({TUNING_GRID[c][setting] for c in results})
+    means = [math.fsum(results[c][field] for c in results if TUNING_GRID[c][setting] == v)
+             / sum(TUNING_GRID[c][setting] == v for c in results) for v in (lo, hi)]
+    return round(means[1] - means[0], 10)
+
+
+@register("17.4", prompt="Give the effect of the warm-up on the Transformer's development loss in the tuning grid: "
+          "the mean dev loss of its configurations with warm-up 4,000 minus the mean of those with warm-up 1,000, "
+          "a float in nats per phone, to 3 decimals.", decimals=3,
+          hint="tuning_results()['transformer'] maps each configuration to its summary, with 'dev_loss'; "
+               "TUNING_GRID[config]['warmup'] says its warm-up. Average the losses in each group, then subtract.",
+          minutes=10,
+          full="The mean development loss of the configurations with warm-up 4,000 minus the mean of those with "
+               "1,000, from the shipped tuning runs.",
+          partial="The difference the other way round, WER instead of loss, one pair of configurations, another "
+                  "setting or the recurrent model.")
+def _ex_17_4():
+    return _effect()
+
+
+@mistake("17.4", "This is the effect the other way round (1,000 minus 4,000); the exercise asks for the mean at "
+         "warm-up 4,000 minus the mean at 1,000")
+def _ex_17_4_flipped():
+    return -_effect()
+
+
+@mistake("17.4", "This is the effect on the development WER (a share); the exercise asks for the loss")
+def _ex_17_4_wer():
+    return _effect(field="dev_wer")
+
+
+@mistake("17.4", "This is the recurrent model's effect; the exercise asks for the Transformer's")
+def _ex_17_4_recurrent():
+    return _effect(arch="recurrent")
+
+
+@mistake("17.4", "This is the effect of the dropout rate (0.3 minus 0.1); the exercise asks for the warm-up's")
+def _ex_17_4_dropout():
+    return _effect(setting="dropout")
+
+
+@mistake("17.4", "This is the effect of the rate's factor (1 minus 0.5); the exercise asks for the warm-up's")
+def _ex_17_4_factor():
+    return _effect(setting="factor")
+
+
+@mistake("17.4", "This compares configurations 0 and 1 alone, which also differ in their factor; the effect "
+         "averages every configuration with each warm-up")
+def _ex_17_4_one_pair():
+    from ..experiments.baseline import tuning_results
+
+    results = tuning_results()["transformer"]
+    return round(results[0]["dev_loss"] - results[1]["dev_loss"], 10)
