@@ -119,6 +119,7 @@ MT_ABLATIONS = {
     "bpe2000": ("a shared vocabulary of 2,000 pieces instead of 4,000", dict(vocab_size=2000)),
     "bpe1000": ("a shared vocabulary of 1,000 pieces instead of 4,000", dict(vocab_size=1000)),
     "lr2": ("twice the learning rate of equation 3 at every step", dict(lr_factor=2.0)),
+    "lr0.5": ("half the learning rate of equation 3 at every step", dict(lr_factor=0.5)),
 }
 ABLATION_STEPS = 3500
 #: The second budget: runs of ``MT_ABLATIONS`` resumed from their state at ``ABLATION_STEPS`` to
