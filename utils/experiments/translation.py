@@ -192,14 +192,7 @@ def load_final(out_dir) -> dict:
     """
     path = pathlib.Path(out_dir) / "test_outputs.json"
     make = f"run `python -m utils.experiments.translation final --workdir W --out {out_dir}`"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: {make}")
-    try:
-        record = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not readable JSON ({error}); {make}") from None
-    if not isinstance(record, dict) or record.get("kind") != FINAL_KIND:
-        raise ValueError(f"{path} is not a file of {FINAL_KIND}; {make}")
+    record = mt.read_record(path, FINAL_KIND, make, make)
     header, _ = mt.read_log(pathlib.Path(out_dir) / mt.LOG_FILE.name)
     split = header["start"].get("split", "buckets")
     if record["sources"] != tr.reference_streams(tr.cached_pairs(tr.data_path(), split)["test"])[0]:

@@ -980,14 +980,14 @@ def load_replaced_outputs(path=REPLACED_FILE) -> dict:
         ValueError: it is not readable JSON, not these outputs, or not one translation per source.
     """
     path = pathlib.Path(path)
-    record = _read_record(path, "translation test outputs, unseen words replaced",
+    record = read_record(path, "translation test outputs, unseen words replaced",
                           "run `python -m utils.tasks.translation replace --out PATH`")
     if len(record.get("hyps", ())) != len(record.get("sources", [None])):
         raise ValueError(f"{path} does not hold one translation per source")
     return record
 
 
-def _read_record(path: pathlib.Path, kind: str, missing: str, remake: str | None = None) -> dict:
+def read_record(path: pathlib.Path, kind: str, missing: str, remake: str | None = None) -> dict:
     """The JSON object of a shipped file whose "kind" field is ``kind``. ``missing`` says how to
     make a missing file; ``remake``, if given, ends the message of an unreadable or foreign one."""
     end = f"; {remake}" if remake else ""
@@ -1013,7 +1013,7 @@ def load_test_outputs(path=OUTPUTS_FILE) -> dict:
     """
     path = pathlib.Path(path)
     remake = "rerun `python -m utils.tasks.translation decode`"
-    record = _read_record(path, "translation test outputs", "run `python -m utils.tasks.translation decode`", remake)
+    record = read_record(path, "translation test outputs", "run `python -m utils.tasks.translation decode`", remake)
     sources, outputs = record.get("sources"), record.get("outputs")
     kinds = [f"{w} {d}" for w, d in OUTPUT_KINDS]
     if not isinstance(outputs, dict) or not all(
@@ -1040,7 +1040,7 @@ def load_judged(path=JUDGED_FILE) -> dict[str, dict[str, tuple[str, bool]]]:
         ValueError: the file is not readable JSON or not verdicts of this shape.
     """
     path = pathlib.Path(path)
-    judged = _read_record(path, "translation verdicts", "restore it with git (it holds a person's verdicts)").get("judged")
+    judged = read_record(path, "translation verdicts", "restore it with git (it holds a person's verdicts)").get("judged")
     if not isinstance(judged, dict) or not all(
             isinstance(v, dict) and all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
                                         and isinstance(t[1], bool) for t in v.values()) for v in judged.values()):
@@ -1085,7 +1085,7 @@ def load_run_flops(path=RUN_FLOPS_FILE) -> dict[str, dict[int, int]]:
         FileNotFoundError: the file is missing.
         ValueError: it is not readable JSON or not a file of run FLOPs.
     """
-    record = _read_record(pathlib.Path(path), "translation run flops",
+    record = read_record(pathlib.Path(path), "translation run flops",
                           "write it with `python -m utils.experiments.translation measure-flops`")
     return {name: {int(k): v for k, v in steps.items()} for name, steps in record["runs"].items()}
 
@@ -1099,7 +1099,7 @@ def load_dev_outputs(path) -> dict:
         ValueError: it is not readable JSON or not dev outputs.
     """
     path = pathlib.Path(path)
-    record = _read_record(path, "translation dev outputs",
+    record = read_record(path, "translation dev outputs",
                           "ship the run with `python -m utils.experiments.translation measure-run`")
     if len(record.get("hyps", ())) != len(record.get("sources", [None])):
         raise ValueError(f"{path} is not a file of translation dev outputs with one translation per source")
