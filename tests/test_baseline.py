@@ -377,6 +377,21 @@ def test_the_tune_command(monkeypatch, tmp_path):
         baseline._main(["tune", "--arch", "recurrent", "--config", "8", "--workdir", str(tmp_path)])
 
 
+def test_the_final_command_trains_up_to_the_budget_asked(monkeypatch, tmp_path):
+    """``final --up-to 1`` stops at the course's budget (the half budget on the way); without it
+    the run goes on to twice the budget; the configuration is the one tuning chose."""
+    calls = []
+    monkeypatch.setattr(baseline, "final_run", lambda *a, **kw: calls.append((a, kw)) or [])
+    args = ["final", "--arch", "recurrent", "--seed", "2", "--workdir", str(tmp_path)]
+    baseline._main(args + ["--up-to", "1"])
+    baseline._main(args)
+    chosen = baseline.chosen_config(baseline.tuning_results()["recurrent"])
+    assert calls == [(("recurrent", chosen, 2, str(tmp_path), 1), dict(steps=baseline.final_steps("recurrent")[:2])),
+                     (("recurrent", chosen, 2, str(tmp_path), 1), dict(steps=baseline.final_steps("recurrent")))]
+    with pytest.raises(SystemExit):
+        baseline._main(args + ["--up-to", "3"])
+
+
 def test_a_finished_tuning_run_ships_and_is_read_and_chosen_by_dev_wer(monkeypatch, tmp_path):
     """A tuning log ships only for its own configuration at the tuning budget with a dev
     evaluation; ``tuning_results`` reads what is shipped; ``chosen_config`` takes the lowest dev WER."""

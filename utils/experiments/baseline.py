@@ -912,11 +912,15 @@ def _main(argv=None):
     f.add_argument("--seed", type=g2p.seed_arg, required=True)
     f.add_argument("--workdir", required=True, help="its own folder per run; the same command resumes it")
     f.add_argument("--threads", type=int, default=1, help="(default: %(default)s)")
+    f.add_argument("--up-to", type=float, choices=FINAL_BUDGETS, default=FINAL_BUDGETS[-1],
+                   help="the largest budget to reach, as a multiple of the course's (default: %(default)s); the "
+                        "same command with a larger one trains on from there")
     args = parser.parse_args(argv)
     if args.cmd == "final":
         config = chosen_config(tuning_results()[args.arch])
         print(f"{args.arch}: configuration {config} of TUNING_GRID, chosen on dev ({TUNING_GRID[config]})")
-        print("wrote", *final_run(args.arch, config, args.seed, args.workdir, args.threads))
+        budgets = [k for b, k in zip(FINAL_BUDGETS, final_steps(args.arch)) if b <= args.up_to]
+        print("wrote", *final_run(args.arch, config, args.seed, args.workdir, args.threads, steps=budgets))
         return
     if args.cmd == "ship-tune":
         print("wrote", ship_tuning(args.arch, args.config, args.workdir))
