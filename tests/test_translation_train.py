@@ -683,6 +683,57 @@ def test_ship_final_averages_up_to_the_best_dev_chrf_and_translates_the_test_spl
         xt.ship_final(straight, tmp_path / "x", sentences=0)
 
 
+#: The final recipe of chapter 16: the paper's recipe with half the rate, every checkpoint kept.
+FINAL_FIELDS = dict(lr_factor=0.5, keep_last=19)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_each_shipped_final_seed_is_its_run_stopped_at_its_best_dev_chrf_and_translates_as_shipped(seed, tmp_path):
+    """A shipped seed of the final recipe: its log is the final recipe's config, evaluated every
+    500 steps to 9,500; its average is of the checkpoints up to its best dev chrF; a sample of its
+    test translations (every 60th source) is what the shipped weights give again with beam search
+    and with the lookup (decoded tokens are exact results); its first 10 steps rerun within the
+    replay tolerance (the log was made on another machine, so not to the bit)."""
+    from utils.tasks.translation.baselines import single_word_entries
+    from utils.tasks.translation.replace import replace_unseen
+
+    folder = xt.FINAL_DIR / f"seed{seed}"
+    record = xt.load_final(folder)
+    header, records = mt.read_log(folder / mt.LOG_FILE.name)
+    _, cfg = mt._config(None, 1, False, dict(FINAL_FIELDS, seed=seed), "base")
+    assert header["start"] == cfg and record["seed"] == seed and record["metric"] == "dev_chrf"
+    evaluated = [r["step"] for r in records if "dev_chrf" in r]
+    assert evaluated == list(range(500, mt.MT_TRAIN["steps"] + 1, 500))
+    best = mt.best_step(records)
+    assert record["best_step"] == best and record["best_dev"] == max(r["dev_chrf"] for r in records if "dev_chrf" in r)
+    assert record["steps"] == [s for s in evaluated if s <= best][-mt.MT_TRAIN["keep_last"]:]
+    assert record["train_flops"] == translation_training_flops(header["start"], best)[-1]
+    avg = folder / "avg.pt"
+    assert avg.stat().st_size <= mt.MAX_SHIPPED_BYTES
+    model, steps = mt.load_shipped(avg)
+    assert steps == record["steps"]
+    sample = record["sources"][::60]
+    again = mt.translate(model, sample, decode="beam")
+    assert again == record["beam"][::60]
+    looked_up, _ = replace_unseen(model, sample, again, single_word_entries(), tr.cached_pairs(tr.data_path())["train"])
+    assert looked_up == record["replaced"][::60]
+    mt.train_translation(tmp_path, steps=10, threads=1, progress=False, dev_eval=False, **FINAL_FIELDS, seed=seed)
+    set_seed(0)  # back to the course's single thread
+    _, mine = mt.read_log(tmp_path / "log.jsonl")
+    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"seed {seed}: rerun drifts {gap:.2e} from its log"
+
+
+def test_the_final_recipe_seed_0_is_the_half_rate_ablation_trained_on():
+    """Seed 0 of the final recipe differs from the ablation ``lr0.5`` only in the checkpoints it
+    keeps, so its log repeats the ablation's, loss for loss and score for score, up to the
+    ablation's last step (both runs trained on one machine, one thread)."""
+    _, final = mt.read_log(xt.FINAL_DIR / "seed0" / mt.LOG_FILE.name)
+    _, ablation = mt.read_log(mt.MEASURE_DIR / "lr0.5.jsonl")
+    same = ("step", "losses", "src_tokens", "tgt_tokens", "dev_loss", "dev_bleu", "dev_chrf")
+    assert [{k: r.get(k) for k in same} for r in final[:len(ablation)]] == [{k: r.get(k) for k in same} for r in ablation]
+
+
 def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logged(straight, tmp_path):
     log_out, dev_out = xt.ship_measurement(straight, "tiny", tmp_path)
     assert log_out.read_text() == (straight / "log.jsonl").read_text()
@@ -716,7 +767,7 @@ def test_ship_measurement_writes_the_log_and_dev_translations_that_score_as_logg
 
 def test_load_judged_reads_the_verdicts_and_names_a_bad_file(tmp_path):
     judged = mt.load_judged()
-    assert set(judged) == {"Transformer (paper's recipe)", "IBM Model 1 + dictionary"}
+    assert set(judged) == {"Transformer (paper's recipe)", "Transformer (final recipe)", "IBM Model 1 + dictionary"}
     assert all(isinstance(ok, bool) for v in judged.values() for _, ok in v.values())
     with pytest.raises(FileNotFoundError, match="restore it with git"):
         mt.load_judged(tmp_path / "none.json")
