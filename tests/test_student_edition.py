@@ -62,10 +62,18 @@ def answer_forms(id, min_digits: int = 3) -> set[str]:
 
 
 def found(form: str, text: str) -> bool:
-    """``form`` in ``text`` as a whole number (not part of a longer one)."""
+    """``form`` in ``text`` as a whole number (not part of a longer one). An unsigned form
+    preceded by a sign is a signed difference (a table's "-6.84"), not that answer."""
     if form not in text:  # the common case, found fast; the pattern then rules out longer numbers
         return False
-    return re.search(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)", text) is not None
+    return re.search(rf"(?<![\d.,+\-−]){re.escape(form)}(?![\d]|[.,]\d)", text) is not None
+
+
+@pytest.mark.parametrize("form, text, hit", [("6.84", "BLEU 6.84.", True), ("6.84", "chrF -6.84", False),
+                                             ("6.84", "+6.84", False), ("6.84", "16.84", False),
+                                             ("6.84", "6.845", False), ("-6.84", "a - b: -6.84", True)])
+def test_found_reads_whole_unsigned_numbers(form, text, hit):
+    assert found(form, text) is hit
 
 
 def text_files(root) -> dict[str, str]:
