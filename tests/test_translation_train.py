@@ -335,6 +335,19 @@ def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_
     assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
 
 
+def test_the_recurrent_model_gets_the_transformers_tries_of_the_same_names():
+    """Equal effort (issue 34): each try of the recurrent model is a run of ``MT_ABLATIONS`` of the same
+    name, with the same recipe change; only the dropout try also names the recurrent model's own
+    dropout sites, at the same rate. Each is a valid recurrent config."""
+    assert set(mt.MT_RECURRENT_TRIES) <= set(mt.MT_ABLATIONS) and len(mt.MT_RECURRENT_TRIES) >= 4
+    for name, fields in mt.MT_RECURRENT_TRIES.items():
+        transformer = mt.MT_ABLATIONS[name][1]
+        assert {k: v for k, v in fields.items() if k not in mt.RECURRENT_SITES} == transformer, name
+        assert {fields[k] for k in mt.RECURRENT_SITES if k in fields} <= {transformer.get("p_drop")}, name
+        _, cfg = mt._config(None, 1, False, fields, "base", arch="recurrent")
+        assert cfg["arch"] == "recurrent", name
+
+
 @pytest.mark.parametrize("name", mt.MT_LONG_RUNS)
 def test_each_long_run_is_its_ablation_trained_on_and_scores_as_logged(name):
     """A run at the second budget is the same run as its ablation, resumed: the ablation's shipped

@@ -139,6 +139,21 @@ MT_MORE_RUNS = {
     "entries1st": ("one epoch of the dictionary's entries alone, then the sentences", dict(entry_epochs=1), 4500),
 }
 
+#: Issue 34's translation comparison gives the two models the same tries: the paper's recipe,
+#: half and twice its rate (equation 3), and more dropout (0.3 at every place the model drops:
+#: the Transformer's 17, the recurrent model's ``p_drop`` and its ``RECURRENT_SITES``). Each trains
+#: ``ABLATION_STEPS`` steps with seed 0 on the twin-aware split, one thread, and the best greedy dev
+#: chrF chooses each model's recipe. The Transformer's tries are the runs of ``MT_ABLATIONS`` of
+#: the same names; the recurrent model's train with ``--arch recurrent`` and these fields, and
+#: ``measure-run`` ships them as ``RECURRENT_PREFIX + name`` (``rnn-lr0.5``).
+MT_RECURRENT_TRIES = {
+    "paper": {},
+    "lr0.5": dict(lr_factor=0.5),
+    "lr2": dict(lr_factor=2.0),
+    "pdrop0.3": dict(p_drop=0.3, p_memory=0.3, p_input=0.3, p_state=0.3),
+}
+RECURRENT_PREFIX = "rnn-"
+
 
 def long_name(name: str) -> str:
     """The shipped name of ablation ``name`` at the second budget: ``reg`` -> ``reg@7000``."""
