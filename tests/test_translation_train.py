@@ -737,7 +737,7 @@ def test_each_shipped_final_seed_is_its_run_stopped_at_its_best_dev_chrf_and_tra
     assert gap < REPLAY_TOLERANCE, f"seed {seed}: rerun drifts {gap:.2e} from its log"
 
 
-def test_the_final_recipe_seed_0_is_the_half_rate_ablation_trained_on():
+def test_the_final_recipe_seed_0_reruns_the_half_rate_ablation():
     """Seed 0 of the final recipe differs from the ablation ``lr0.5`` only in the checkpoints it
     keeps, so its log repeats the ablation's, loss for loss and score for score, up to the
     ablation's last step (both runs trained on one machine, one thread)."""
