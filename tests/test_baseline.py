@@ -368,6 +368,41 @@ def test_a_final_run_trains_to_each_budget_resumes_and_is_measured_there(monkeyp
     assert baseline.final_steps("transformer") == [9_000, 18_000, 36_000]
 
 
+def _fake_final(folder, arch, seed, steps, wrong_every, dev_loss):
+    """A final run's measurement in ``folder``: every ``wrong_every``-th test word given a wrong phone."""
+    lexicon = g2p.load_lexicon()["test"]
+    words = list(lexicon)
+    outputs = [" ".join(lexicon[w][0] if i % wrong_every else ["ZH"] + lexicon[w][0][1:]) for i, w in enumerate(words)]
+    refs = [lexicon[w] for w in words]
+    hyps = [o.split() for o in outputs]
+    record = dict(kind=baseline.FINAL_KIND, arch=arch, seed=seed, step=steps, words=words, outputs=outputs,
+                  test_wer=g2p.wer(hyps, refs), test_per=g2p.per(hyps, refs), dev_loss=dev_loss, flops=10 * steps)
+    (folder / baseline.final_path(arch, seed, steps).name).write_text(json.dumps(record))
+
+
+def test_budget_comparison_reads_the_seeds_shipped_at_one_budget(tmp_path):
+    """Per model, one value per seed and a t-interval from 2 seeds on; the bootstrap over test words
+    pairs every seed of both models, and only when both have one; other budgets are not read."""
+    _fake_final(tmp_path, "transformer", 0, 9_000, 4, 0.9)
+    _fake_final(tmp_path, "transformer", 1, 9_000, 5, 0.8)
+    _fake_final(tmp_path, "transformer", 0, 18_000, 2, 0.7)  # another budget
+    only = baseline.budget_comparison(0.5, tmp_path, resamples=50)
+    assert set(only["models"]) == {"transformer"} and only["bootstrap"] is None
+    t = only["models"]["transformer"]
+    assert t["seeds"] == [0, 1] and t["steps"] == 9_000 and t["dev_loss"] == [0.9, 0.8]
+    assert t["test_wer_interval"] == baseline.mean_interval(t["test_wer"]) and t["flops"] == [90_000, 90_000]
+    _fake_final(tmp_path, "recurrent", 2, 9_500, 10, 0.85)
+    both = baseline.budget_comparison(0.5, tmp_path, resamples=50)
+    r = both["models"]["recurrent"]
+    assert r["seeds"] == [2] and "test_wer_interval" not in r
+    gap = both["bootstrap"]["WER"]["gap"]
+    assert gap == pytest.approx(sum(t["test_wer"]) / 2 - r["test_wer"][0]) and gap > 0
+    with pytest.raises(ValueError, match="budget must be one of"):
+        baseline.budget_comparison(3, tmp_path)
+    with pytest.raises(ValueError, match="no final run is measured at 2x"):
+        baseline.budget_comparison(2, tmp_path)
+
+
 def test_the_tune_command(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(baseline, "tune", lambda *a: calls.append(a) or tmp_path / "log.jsonl")

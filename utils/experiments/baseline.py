@@ -879,6 +879,55 @@ def load_final(arch: str, seed: int, steps: int, folder=None) -> dict:
     return {**record, "outputs": [h.split() for h in record["outputs"]]}
 
 
+def budget_comparison(budget: float, folder=None, resamples: int = 10_000, seed: int = 0) -> dict:
+    """Issue 34's reading of the final runs at one budget (a multiple of ``STEPS``, one of
+    ``FINAL_BUDGETS``), from the measurements shipped so far in ``folder`` (default ``FINAL``).
+
+    Returns:
+        dict(budget, models={arch: dict(steps, seeds (sorted), test_wer, test_per, dev_loss:
+        each a list, one value per seed, and for 2 seeds or more ``<name>_interval``, the
+        ``mean_interval`` (mean, low, high)), flops (per seed)}, bootstrap: ``bootstrap_wer_per``
+        of the Transformer against the recurrent model over the test words, every seed of
+        each (None unless both have a seed), gap WER and PER as Transformer minus recurrent).
+        WER and PER are shares; the dev loss is the label-smoothed loss per token (nats) of
+        the last checkpoint, as the run logged it.
+
+    Raises:
+        ValueError: ``budget`` is not one of ``FINAL_BUDGETS``; no model has a measurement at
+            that budget; two measurements score different test words; as ``load_final``.
+    """
+    if budget not in FINAL_BUDGETS:
+        raise ValueError(f"budget must be one of {FINAL_BUDGETS}, got {budget!r}")
+    folder = FINAL if folder is None else pathlib.Path(folder)
+    lexicon = g2p.load_lexicon()["test"]
+    models, scored, words = {}, {}, None
+    for arch in g2p.ARCHS:
+        steps = int(budget * STEPS[arch])
+        found = sorted(int(p.name[len(f"{arch}_seed"):].split("@")[0])
+                       for p in folder.glob(f"{arch}_seed*@{steps}.json"))
+        if not found:
+            continue
+        runs = [load_final(arch, k, steps, folder) for k in found]
+        for r in runs:
+            if words is None:
+                words = r["words"]
+            elif r["words"] != words:
+                raise ValueError(f"{arch} seed {r['seed']} at step {steps:,} scores other test words than the first run")
+        m = dict(steps=steps, seeds=found, flops=[r["flops"] for r in runs])
+        for name in ("test_wer", "test_per", "dev_loss"):
+            m[name] = [r[name] for r in runs]
+            if len(runs) > 1:
+                m[f"{name}_interval"] = mean_interval(m[name])
+        models[arch] = m
+        scored[arch] = [word_errors(r["outputs"], [lexicon[w] for w in r["words"]]) for r in runs]
+    if not models:
+        raise ValueError(f"no final run is measured at {budget:g}x the budget in {folder}: run `python -m "
+                         "utils.experiments.baseline final --arch ARCH --seed K --workdir W`")
+    both = set(scored) == set(g2p.ARCHS)
+    boot = bootstrap_wer_per(scored["transformer"], scored["recurrent"], resamples, seed) if both else None
+    return dict(budget=budget, models=models, bootstrap=boot)
+
+
 def _add_tune_parser(sub):
     u = sub.add_parser("tune", help=f"train one configuration of TUNING_GRID ({TUNING_STEPS:,} steps, resumable)")
     u.add_argument("--arch", choices=g2p.ARCHS, required=True)
