@@ -481,3 +481,38 @@ def test_each_shipped_tuning_run_is_its_configuration_at_the_budget_and_replays(
     _, mine = g2p.read_log(tmp_path / "log.jsonl")
     gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
     assert gap < REPLAY_TOLERANCE, f"{stem}: rerun drifts {gap:.2e} from its log"
+
+
+SHIPPED_FINAL = sorted(p.name for p in baseline.FINAL.glob("*@*.json"))
+
+
+@pytest.mark.parametrize("name", SHIPPED_FINAL)
+def test_each_shipped_final_measurement_is_its_run_at_its_budget_and_replays(name, tmp_path):
+    """A shipped final measurement is its model's chosen configuration, at one of its budgets;
+    its dev numbers and FLOPs are its log's at that step; its test WER and PER are its outputs';
+    the run's first 10 steps rerun within the replay tolerance."""
+    arch, rest = name.split("_seed")
+    seed, steps = (int(x) for x in rest.removesuffix(".json").split("@"))
+    record = baseline.load_final(arch, seed, steps)
+    assert record["config"] == baseline.chosen_config(baseline.tuning_results()[arch])
+    assert steps in baseline.final_steps(arch)
+    header, records = g2p.read_log(baseline.FINAL / f"{arch}_seed{seed}.jsonl")
+    start = header["start"]
+    assert (start["kind"], start["arch"], start["config"], start["seed"]) == (
+        baseline.FINAL_RUN_KIND, arch, record["config"], seed)
+    upto = [r for r in records if r["step"] <= steps]
+    assert upto[-1]["step"] == steps and (upto[-1]["dev_loss"], upto[-1]["dev_wer"]) == (
+        record["dev_loss"], record["dev_wer"])
+    assert record["flops"] == baseline.logged_flops(arch, seed, upto)[-1]
+    averaged = record["averaged"]
+    assert len(averaged) == g2p.G2P_TRAIN["keep_last"] and averaged == sorted(set(averaged)) and averaged[-1] == steps
+    lexicon = g2p.load_lexicon()["test"]
+    refs = [lexicon[w] for w in record["words"]]
+    assert record["words"] == list(lexicon)
+    assert (g2p.wer(record["outputs"], refs), g2p.per(record["outputs"], refs)) == (
+        record["test_wer"], record["test_per"])
+    baseline.tune(arch, record["config"], tmp_path, steps=10, seed=seed, threads=header["versions"]["threads"],
+                  progress=False, dev_eval=False, _final=True)
+    _, mine = g2p.read_log(tmp_path / "log.jsonl")
+    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
