@@ -275,6 +275,34 @@ def test_dev_summary():
     assert baseline.dev_summary(shipped)["best_step"] == 18_000  # at its minimum at the last evaluation
 
 
+def test_stopped_improving_needs_no_new_best_of_loss_or_wer_in_the_window():
+    """Converged at a step only when both the dev loss and the dev WER had their best at least
+    ``window`` steps before it; the evaluations after the step are not read."""
+    records = [dict(step=s, dev_loss=loss, dev_wer=w) for s, loss, w in
+               ((1000, 1.2, 0.8), (2000, 0.9, 0.5), (3000, 0.95, 0.45), (4000, 1.0, 0.46), (5000, 1.1, 0.47),
+                (6000, 0.8, 0.40))]
+    got = baseline.stopped_improving([dict(step=500), *records], 5000, window=2000)
+    assert got == dict(step=5000, best_loss_step=2000, best_wer_step=3000, converged=True)
+    assert not baseline.stopped_improving(records, 4000, window=2000)["converged"]  # WER best at 3,000
+    assert not baseline.stopped_improving(records, 6000, window=1000)["converged"]  # new bests at 6,000
+    with pytest.raises(ValueError, match="step 4500 is not a step the log evaluated"):
+        baseline.stopped_improving(records, 4500)
+    with pytest.raises(ValueError, match="no dev evaluation 4,000 steps or more before step 3,000"):
+        baseline.stopped_improving(records, 3000)
+    with pytest.raises(ValueError, match="window must be a positive int"):
+        baseline.stopped_improving(records, 3000, window=0)
+
+
+def test_the_shipped_final_logs_are_read_by_arch_and_seed():
+    logs = baseline.final_logs()
+    measured = {(p.name.split("_seed")[0], int(p.name.split("_seed")[1].split("@")[0]))
+                for p in baseline.FINAL.glob("*@*.json")}
+    assert set(logs) == measured and measured
+    for (arch, seed), (header, records) in logs.items():
+        assert header["start"]["arch"] == arch and header["start"]["seed"] == seed
+        assert records[-1]["step"] == max(int(p.stem.split("@")[1]) for p in baseline.FINAL.glob(f"{arch}_seed{seed}@*.json"))
+
+
 def test_dropout_sites_read_from_the_code():
     from utils.core.masks import shift_right
     from utils.model.recurrent import new_recurrent_model

@@ -879,6 +879,54 @@ def load_final(arch: str, seed: int, steps: int, folder=None) -> dict:
     return {**record, "outputs": [h.split() for h in record["outputs"]]}
 
 
+def final_logs(folder=None) -> dict[tuple[str, int], tuple[dict, list[dict]]]:
+    """{(arch, seed): (header, records)} of the final runs' logs shipped in ``folder`` (default
+    ``FINAL``): ``<arch>_seed<k>.jsonl``, copied by ``measure_final`` at each measurement, so a
+    log runs to the run's last measured budget.
+
+    Raises:
+        ValueError: a log is not a final run of the arch and seed its name gives.
+    """
+    folder = FINAL if folder is None else pathlib.Path(folder)
+    out = {}
+    for arch in g2p.ARCHS:
+        for path in sorted(folder.glob(f"{arch}_seed*.jsonl")):
+            seed = int(path.name[len(f"{arch}_seed"):-len(".jsonl")])
+            header, records = loop.read_log(path, kind="G2P final log", owner="final_run")
+            start = header["start"]
+            if (start.get("kind"), start.get("arch"), start.get("seed")) != (FINAL_RUN_KIND, arch, seed):
+                raise ValueError(f"{path} is not the log of the final run of {arch} seed {seed}")
+            out[arch, seed] = (header, records)
+    return out
+
+
+def stopped_improving(records: list[dict], step: int, window: int = 4000) -> dict:
+    """Has a run stopped improving on the dev split by ``step``? Issue 34's test for a converged
+    run: neither its dev loss nor its (greedy) dev WER reached a new best in the last ``window``
+    steps up to ``step``, that is, both bests were reached at ``step - window`` or before.
+    Only the evaluations up to ``step`` are read (a longer run's log serves every budget).
+
+    Returns:
+        dict(step, best_loss_step, best_wer_step (the first step with each best), converged).
+
+    Raises:
+        ValueError: ``step`` is not an evaluated step of ``records``, or no evaluation lies
+            ``window`` steps or more before it; ``window`` not a positive int.
+    """
+    if not is_int(window) or window < 1:
+        raise ValueError(f"window must be a positive int (steps), got {window!r}")
+    evals = [(r["step"], r["dev_loss"], r["dev_wer"]) for r in records if "dev_loss" in r and "dev_wer" in r]
+    evals = [e for e in evals if e[0] <= step]
+    if not evals or evals[-1][0] != step:
+        raise ValueError(f"step {step!r} is not a step the log evaluated on the dev split")
+    if evals[0][0] > step - window:
+        raise ValueError(f"the log has no dev evaluation {window:,} steps or more before step {step:,}")
+    best_loss = min(evals, key=lambda e: e[1])[0]
+    best_wer = min(evals, key=lambda e: e[2])[0]
+    return dict(step=step, best_loss_step=best_loss, best_wer_step=best_wer,
+                converged=max(best_loss, best_wer) <= step - window)
+
+
 def budget_comparison(budget: float, folder=None, resamples: int = 10_000, seed: int = 0) -> dict:
     """Issue 34's reading of the final runs at one budget (a multiple of ``STEPS``, one of
     ``FINAL_BUDGETS``), from the measurements shipped so far in ``folder`` (default ``FINAL``).
