@@ -733,6 +733,19 @@ def test_ship_final_averages_up_to_the_best_dev_chrf_and_translates_the_test_spl
         xt.ship_final(straight, tmp_path / "x", sentences=0)
 
 
+def test_ship_final_ships_a_recurrent_run_without_the_lookup(tmp_path):
+    """Issue 34: the recurrent model's seeds ship by the same rule (best dev chrF, averaged, beam 4);
+    the lookup reads a Transformer's cross-attention, so the recurrent record has none."""
+    mt.train_translation(tmp_path / "run", steps=2, dev_size=4, arch="recurrent", d_embed=8, d_hidden=8, d_attn=8,
+                         max_tokens=200, eval_every=2, save_every=1, progress=False)
+    out = xt.ship_final(tmp_path / "run", tmp_path / "seed0", keep_last=2, sentences=2)
+    record = json.loads(out.read_text())
+    model, steps = mt.load_shipped(tmp_path / "seed0" / "avg.pt")
+    assert type(model).__name__ == "RecurrentSeq2Seq" and steps == record["steps"] == [1, 2]
+    assert record["replaced"] is None and record["n_replaced"] is None
+    assert record["beam"] == mt.translate(model, record["sources"], decode="beam")
+
+
 #: The final recipe of chapter 16: the paper's recipe with half the rate, every checkpoint kept.
 FINAL_FIELDS = dict(lr_factor=0.5, keep_last=19)
 

@@ -135,15 +135,16 @@ def ship_final(workdir, out_dir, keep_last: int = 5, metric: str = "dev_chrf", t
     (``replace.replace_unseen``, chapter 16's PosUnk). ``out_dir / "test_outputs.json"`` holds
     the sources, both translations, the count of words replaced, the steps averaged, the
     training FLOPs and seconds up to the best step, and the versions. The run must keep its
-    checkpoints (train it with ``--set keep_last=N`` large enough). ``sentences`` translates
+    checkpoints (train it with ``--set keep_last=N`` large enough). A run of chapter 17's
+    recurrent model (``--arch recurrent``, issue 34's comparison) ships the same way without the
+    lookup, which reads a Transformer's cross-attention: its ``replaced`` and ``n_replaced`` are
+    None, and the two models are compared on ``beam``. ``sentences`` translates
     only the first that many test sources (for tests; ``load_final`` refuses such a file).
 
     Raises:
         FileNotFoundError: ``workdir`` lacks its log, or the checkpoints up to the best step.
         ValueError: ``metric`` as ``mt.best_step``; ``keep_last`` or ``threads`` not an int >= 1,
-            ``sentences`` not None or an int >= 1;
-            the run is not a Transformer (the lookup reads its cross-attention); ``device`` is
-            not "cpu" or "cuda".
+            ``sentences`` not None or an int >= 1; ``device`` is not "cpu" or "cuda".
     """
     from ..tasks.translation import baselines, replace
 
@@ -153,9 +154,7 @@ def ship_final(workdir, out_dir, keep_last: int = 5, metric: str = "dev_chrf", t
     device = resolve_device(device)
     workdir, out_dir = pathlib.Path(workdir), pathlib.Path(out_dir)
     header, records = mt.read_log(workdir / "log.jsonl")
-    if header["start"].get("arch", "transformer") != "transformer":
-        raise ValueError(f"{workdir} holds a {header['start']['arch']} run; the final recipe's lookup reads a "
-                         "Transformer's cross-attention")
+    lookup = header["start"].get("arch", "transformer") == "transformer"
     best = mt.best_step(records, metric)
     avg = mt.ship(workdir, out_dir / "avg.pt", keep_last=keep_last, end=best)
     model, steps = mt.load_shipped(avg)
@@ -169,7 +168,7 @@ def ship_final(workdir, out_dir, keep_last: int = 5, metric: str = "dev_chrf", t
         sp = mt.config_vocab(header["start"])
         beam = mt.translate(model, sources, sp, decode="beam")
         replaced, n_replaced = replace.replace_unseen(model, sources, beam, baselines.single_word_entries(),
-                                                      data["train"], sp=sp)
+                                                      data["train"], sp=sp) if lookup else (None, None)
     finally:
         torch.set_num_threads(previous)
     at_best = next(r for r in records if r["step"] == best)
