@@ -933,3 +933,17 @@ def test_train_subset_takes_nested_shares_of_the_train_pairs_and_is_in_the_confi
     assert header["start"]["recipe"]["train_share"] == 0.25 and header["train_pairs"] == len(quarter)
     with pytest.raises(ValueError, match=r"train_share must be a number in \(0, 1\]"):
         mt._config(None, 1, False, dict(train_share=0), "base")
+
+
+def test_steps_at_flops_is_the_first_step_that_reaches_the_flops():
+    """Issue 34 trains the recurrent model to the Transformer's final FLOPs: the step count is the
+    first whose cumulative FLOPs reach them, by the same count."""
+    _, cfg = mt._config(None, 1, False, {}, "base", arch="recurrent")
+    cumulative = translation_training_flops(cfg, 250)
+    assert xt.steps_at_flops(cfg, cumulative[-1]) == 250
+    assert xt.steps_at_flops(cfg, cumulative[-1] + 1) == 251
+    assert xt.steps_at_flops(cfg, cumulative[149] - 1) == 150
+    with pytest.raises(ValueError, match="flops must be a positive int"):
+        xt.steps_at_flops(cfg, 0)
+    header, records = mt.read_log(xt.FINAL_DIR / "seed0" / mt.LOG_FILE.name)
+    assert xt.transformer_final_flops(0) == translation_training_flops(header["start"], 9_500)[-1]

@@ -181,6 +181,39 @@ def ship_final(workdir, out_dir, keep_last: int = 5, metric: str = "dev_chrf", t
     return out
 
 
+def steps_at_flops(config: dict, flops: int) -> int:
+    """The fewest training steps whose cumulative FLOPs (``translation_training_flops``) reach
+    ``flops`` for a run of log header "start" ``config``: issue 34 trains the recurrent model's
+    seeds to the training FLOPs of the Transformer's final runs (equal cost, whatever the
+    FLOPs of one step).
+
+    Raises:
+        ValueError: ``flops`` is not a positive int; as ``translation_training_flops``.
+    """
+    if not is_int(flops) or flops < 1:
+        raise ValueError(f"flops must be a positive int, got {flops!r}")
+    first = translation_training_flops(config, 100)
+    guess = max(100, int(1.2 * flops * 100 / first[-1]) + 1)
+    while True:
+        cumulative = translation_training_flops(config, guess)
+        if cumulative[-1] >= flops:
+            return next(k + 1 for k, f in enumerate(cumulative) if f >= flops)
+        guess *= 2
+
+
+def transformer_final_flops(seed: int, final_dir=None) -> int:
+    """Training FLOPs of the whole run of the Transformer's final recipe, seed ``seed`` (shipped in
+    ``FINAL_DIR / f"seed{seed}"`` or ``final_dir``): every step it trained, the steps after its
+    best checkpoint included, since they were spent to find it.
+
+    Raises:
+        FileNotFoundError: that seed's log is not shipped.
+    """
+    folder = pathlib.Path(final_dir) if final_dir is not None else FINAL_DIR / f"seed{int(seed)}"
+    header, records = mt.read_log(folder / mt.LOG_FILE.name)
+    return translation_training_flops(header["start"], records[-1]["step"])[-1]
+
+
 def load_final(out_dir) -> dict:
     """The record ``ship_final`` wrote in ``out_dir`` (a dict: see ``ship_final``).
 
