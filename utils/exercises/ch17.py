@@ -5,7 +5,8 @@ computed with the course's own code when checked: ``utils.model.recurrent.additi
 for 17.1, the recurrent model under ``FlopCounterMode`` for 17.2 (so the answer is the
 counter's, which chapter 17 shows equal to ``recurrent_step_flops``' terms), and the
 committed test outputs of ``utils.experiments.baseline.load_results`` for 17.3, and the shipped
-tuning runs of ``utils.experiments.baseline.tuning_results`` for 17.4.
+tuning runs of ``utils.experiments.baseline.tuning_results`` for 17.4, and
+``utils.experiments.baseline.stopped_improving`` for 17.5.
 """
 
 import functools
@@ -261,3 +262,70 @@ def _ex_17_4_one_pair():
 
     results = tuning_results()["transformer"]
     return round(results[0]["dev_loss"] - results[1]["dev_loss"], 10)
+
+
+# ---------------------------------------------------------------- 17.5, the convergence rule by hand
+
+#: The exercise's evaluations: (step, dev loss, dev WER) every 1,000 steps of a made-up run.
+EVALS = ((1000, 1.20, 0.60), (2000, 1.00, 0.45), (3000, 0.92, 0.40), (4000, 0.93, 0.39), (5000, 0.94, 0.37),
+         (6000, 0.95, 0.38), (7000, 0.96, 0.37), (8000, 0.97, 0.38), (9000, 0.99, 0.38), (10000, 1.00, 0.39),
+         (11000, 1.01, 0.38))
+WINDOW = 3000
+
+
+def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=False) -> tuple[int, int, int | None]:
+    """(step of the lowest dev loss, step of the lowest dev WER, the first evaluated step at which
+    no best of ``measures`` lies in the last ``WINDOW`` steps): ``baseline.stopped_improving`` for
+    the answer; the flags compute the mistakes (a tie read as a new best; strictly before)."""
+    from ..experiments.baseline import stopped_improving
+
+    records = [dict(step=s, dev_loss=loss, dev_wer=w) for s, loss, w in EVALS]
+
+    def best_step(m, upto):
+        low = min(r[m] for r in upto)
+        at = [r["step"] for r in upto if r[m] == low]
+        return at[-1] if ties_new else at[0]
+
+    first = None
+    for step, *_ in EVALS:
+        if step - WINDOW < EVALS[0][0]:
+            continue
+        if measures == ("dev_loss", "dev_wer") and not ties_new and not strict:
+            converged = stopped_improving(records, step, WINDOW)["converged"]
+        else:
+            best = max(best_step(m, [r for r in records if r["step"] <= step]) for m in measures)
+            converged = best < step - WINDOW if strict else best <= step - WINDOW
+        if converged:
+            first = step
+            break
+    return best_step("dev_loss", records), best_step("dev_wer", records), first
+
+
+@register("17.5", prompt="Give a tuple of 3 ints: the step of the exercise's lowest dev loss, the step of its lowest "
+          "dev WER (the first, if the value repeats), and the first step at which the run counts as converged by "
+          "the chapter's rule, with a window of 3,000 steps.",
+          hint="at a step S, find the step of the lowest dev loss and the step of the lowest dev WER among the "
+               "evaluations up to S (a tie is not a new best: keep the first); the run is converged at S when "
+               "both lie at S - 3,000 or before.",
+          minutes=10,
+          full="The steps of the two bests, ties kept at their first step, and the first step at which both lie "
+               "at least 3,000 steps back; it agrees with `stopped_improving`.",
+          partial="The loss alone, a tie read as a new best, or the bests required strictly before S - 3,000.")
+def _ex_17_5():
+    return _first_converged()
+
+
+@mistake("17.5", "The last step reads the loss alone; the rule asks that the WER has stopped improving too")
+def _ex_17_5_loss_only():
+    return _first_converged(("dev_loss",))
+
+
+@mistake("17.5", "This counts a WER equal to the best as a new best; only a lower value is a new best")
+def _ex_17_5_ties():
+    return _first_converged(ties_new=True)
+
+
+@mistake("17.5", "The last step asks the bests to lie strictly before S - 3,000; a best at S - 3,000 exactly is "
+         "already outside the last 3,000 steps")
+def _ex_17_5_strict():
+    return _first_converged(strict=True)
