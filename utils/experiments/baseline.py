@@ -30,6 +30,7 @@ ships each finished run's log into ``TUNING`` (``ship_tuning``), which ``tuning_
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import pathlib
@@ -91,6 +92,11 @@ def batch_flops(arch: str) -> list[int]:
         ValueError: ``arch`` is not in ``g2p.ARCHS``.
     """
     _check_run(arch, 0)
+    return list(_batch_flops(arch))
+
+
+@functools.lru_cache(maxsize=None)
+def _batch_flops(arch: str) -> tuple[int, ...]:  # the batches and the formulas are fixed: count once per process
     pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
     vocab = len(g2p.G2PVocab())
     out = []
@@ -100,7 +106,7 @@ def batch_flops(arch: str) -> list[int]:
             out.append(transformer_step_flops(src.size(0), src.size(1), tgt.size(1), vocab, **g2p.G2P_MODEL))
         else:
             out.append(recurrent_step_flops((src != PAD_ID).sum(1).tolist(), tgt.size(1), vocab, **G2P_RECURRENT))
-    return out
+    return tuple(out)
 
 
 def batch_order(seed: int, steps: int) -> list[int]:
@@ -947,7 +953,7 @@ def budget_comparison(budget: float, folder=None, resamples: int = 10_000, seed:
     if budget not in FINAL_BUDGETS:
         raise ValueError(f"budget must be one of {FINAL_BUDGETS}, got {budget!r}")
     folder = FINAL if folder is None else pathlib.Path(folder)
-    lexicon = g2p.load_lexicon()["test"]
+    lexicon = g2p.cached_lexicon()["test"]
     models, scored, words = {}, {}, None
     for arch in g2p.ARCHS:
         steps = int(budget * STEPS[arch])
