@@ -273,7 +273,8 @@ EVALS = ((1000, 1.20, 0.60), (2000, 1.00, 0.45), (3000, 0.92, 0.40), (4000, 0.93
 WINDOW = 3000
 
 
-def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=False) -> tuple[int, int, int | None]:
+def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=False,
+                     ties_reported_first=False) -> tuple[int, int, int | None]:
     """(step of the lowest dev loss, step of the lowest dev WER, the first evaluated step at which
     no best of ``measures`` lies in the last ``WINDOW`` steps): ``baseline.stopped_improving`` for
     the answer; the flags compute the mistakes (a tie read as a new best; strictly before)."""
@@ -298,6 +299,8 @@ def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=Fa
         if converged:
             first = step
             break
+    if ties_reported_first:  # the bests given at their first step, the window restarted by a tie
+        ties_new = False
     return best_step("dev_loss", records), best_step("dev_wer", records), first
 
 
@@ -315,7 +318,7 @@ def _ex_17_5():
     return _first_converged()
 
 
-@mistake("17.5", "The last step reads the loss alone; the rule asks that the WER has stopped improving too")
+@mistake("17.5", "Your third number reads the loss alone; the rule asks that the WER has stopped improving too")
 def _ex_17_5_loss_only():
     return _first_converged(("dev_loss",))
 
@@ -325,7 +328,19 @@ def _ex_17_5_ties():
     return _first_converged(ties_new=True)
 
 
-@mistake("17.5", "The last step asks the bests to lie strictly before S - 3,000; a best at S - 3,000 exactly is "
-         "already outside the last 3,000 steps")
+@mistake("17.5", "Your third number asks the bests to lie strictly before S - 3,000; a best at S - 3,000 "
+         "exactly is already outside the last 3,000 steps")
 def _ex_17_5_strict():
     return _first_converged(strict=True)
+
+
+@mistake("17.5", "Your third number lets the WER equal to the best at step 7,000 restart the window; only a lower "
+         "value is a new best, as your second number says")
+def _ex_17_5_tie_restarts():
+    return _first_converged(ties_new=True, ties_reported_first=True)
+
+
+@mistake("17.5", "The first two numbers are swapped: the loss comes first, then the WER")
+def _ex_17_5_swapped():
+    loss, wer, first = _first_converged()
+    return wer, loss, first
