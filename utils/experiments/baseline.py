@@ -95,7 +95,7 @@ def batch_flops(arch: str) -> list[int]:
     return list(_batch_flops(arch))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _batch_flops(arch: str) -> tuple[int, ...]:  # the batches and the formulas are fixed: count once per process
     pairs, _, batches = g2p.training_data(g2p.G2P_TRAIN["max_tokens"])
     vocab = len(g2p.G2PVocab())
