@@ -431,6 +431,7 @@ def test_the_measure_folder_holds_only_what_the_chapter_reads():
     expected |= {f"{n}{ext}" for n in MEASURED for ext in (".jsonl", ".dev.json")}
     expected |= {f"{mt.long_name(n)}{ext}" for n in mt.MT_LONG_RUNS for ext in (".jsonl", ".dev.json")}
     expected |= {mt.run_vocab_file(f["vocab_size"]).name for _, f in mt.MT_ABLATIONS.values() if "vocab_size" in f}
+    expected |= {f"{mt.RECURRENT_PREFIX}{n}{ext}" for n in RECURRENT_SHIPPED for ext in (".jsonl", ".dev.json")}
     assert {p.name for p in mt.MEASURE_DIR.iterdir()} == expected
 
 

@@ -270,7 +270,7 @@ def _ex_17_4_one_pair():
 EVALS = ((1000, 1.20, 0.60), (2000, 1.00, 0.45), (3000, 0.92, 0.40), (4000, 0.93, 0.39), (5000, 0.94, 0.37),
          (6000, 0.95, 0.38), (7000, 0.96, 0.37), (8000, 0.97, 0.38), (9000, 0.99, 0.38), (10000, 1.00, 0.39),
          (11000, 1.01, 0.38))
-WINDOW = 3000
+WINDOW = 4000
 
 
 def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=False,
@@ -306,14 +306,14 @@ def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=Fa
 
 @register("17.5", prompt="Give a tuple of 3 ints: the step of the exercise's lowest dev loss, the step of its lowest "
           "dev WER (the first, if the value repeats), and the first step at which the run counts as converged by "
-          "the chapter's rule, with a window of 3,000 steps.",
+          "the chapter's rule, with a window of 4,000 steps.",
           hint="at a step S, find the step of the lowest dev loss and the step of the lowest dev WER among the "
                "evaluations up to S (a tie is not a new best: keep the first); the run is converged at S when "
-               "both lie at S - 3,000 or before.",
+               "both lie at S - 4,000 or before.",
           minutes=10,
           full="The steps of the two bests, ties kept at their first step, and the first step at which both lie "
-               "at least 3,000 steps back; it agrees with `stopped_improving`.",
-          partial="The loss alone, a tie read as a new best, or the bests required strictly before S - 3,000.")
+               "at least 4,000 steps back; it agrees with `stopped_improving`.",
+          partial="The loss alone, a tie read as a new best, or the bests required strictly before S - 4,000.")
 def _ex_17_5():
     return _first_converged()
 
@@ -328,8 +328,8 @@ def _ex_17_5_ties():
     return _first_converged(ties_new=True)
 
 
-@mistake("17.5", "Your third number asks the bests to lie strictly before S - 3,000; a best at S - 3,000 "
-         "exactly is already outside the last 3,000 steps")
+@mistake("17.5", "Your third number asks the bests to lie strictly before S - 4,000; a best at S - 4,000 "
+         "exactly is already outside the last 4,000 steps")
 def _ex_17_5_strict():
     return _first_converged(strict=True)
 
