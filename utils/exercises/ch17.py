@@ -276,32 +276,28 @@ WINDOW = 4000
 def _first_converged(measures=("dev_loss", "dev_wer"), ties_new=False, strict=False,
                      ties_reported_first=False) -> tuple[int, int, int | None]:
     """(step of the lowest dev loss, step of the lowest dev WER, the first evaluated step at which
-    no best of ``measures`` lies in the last ``WINDOW`` steps): ``baseline.stopped_improving`` for
-    the answer; the flags compute the mistakes (a tie read as a new best; strictly before)."""
+    no best of ``measures`` lies in the last ``WINDOW`` steps): ``baseline.stopped_improving``'s rule
+    for the answer. The flags compute the mistakes: ``ties_new`` reads a tie as a new best (in the
+    window and, unless ``ties_reported_first``, in the two steps given); ``strict`` asks the bests
+    to lie strictly before the window."""
     from ..experiments.baseline import stopped_improving
 
     records = [dict(step=s, dev_loss=loss, dev_wer=w) for s, loss, w in EVALS]
 
-    def best_step(m, upto):
+    def best_step(m, upto, last_of_ties):
         low = min(r[m] for r in upto)
         at = [r["step"] for r in upto if r[m] == low]
-        return at[-1] if ties_new else at[0]
+        return at[-1] if last_of_ties else at[0]
 
-    first = None
-    for step, *_ in EVALS:
-        if step - WINDOW < EVALS[0][0]:
-            continue
+    def converged(step):
         if measures == ("dev_loss", "dev_wer") and not ties_new and not strict:
-            converged = stopped_improving(records, step, WINDOW)["converged"]
-        else:
-            best = max(best_step(m, [r for r in records if r["step"] <= step]) for m in measures)
-            converged = best < step - WINDOW if strict else best <= step - WINDOW
-        if converged:
-            first = step
-            break
-    if ties_reported_first:  # the bests given at their first step, the window restarted by a tie
-        ties_new = False
-    return best_step("dev_loss", records), best_step("dev_wer", records), first
+            return stopped_improving(records, step, WINDOW)["converged"]
+        best = max(best_step(m, [r for r in records if r["step"] <= step], ties_new) for m in measures)
+        return best < step - WINDOW if strict else best <= step - WINDOW
+
+    first = next((step for step, *_ in EVALS if step - WINDOW >= EVALS[0][0] and converged(step)), None)
+    reported = ties_new and not ties_reported_first
+    return best_step("dev_loss", records, reported), best_step("dev_wer", records, reported), first
 
 
 @register("17.5", prompt="Give a tuple of 3 ints: the step of the exercise's lowest dev loss, the step of its lowest "
