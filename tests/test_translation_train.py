@@ -948,3 +948,69 @@ def test_steps_at_flops_is_the_first_step_that_reaches_the_flops():
         xt.steps_at_flops(cfg, 0)
     header, records = mt.read_log(xt.FINAL_DIR / "seed0" / mt.LOG_FILE.name)
     assert xt.transformer_final_flops(0) == translation_training_flops(header["start"], 9_500)[-1]
+
+
+def _fake_tries(folder, chrf):
+    """Logs of the recurrent tries in ``folder``, copied from the shipped ``rnn-paper`` with the last
+    dev chrF set to ``chrf[name]`` (the choice reads only that)."""
+    text = (mt.MEASURE_DIR / f"{mt.RECURRENT_PREFIX}paper.jsonl").read_text().splitlines()
+    last = json.loads(text[-1])
+    for name, value in chrf.items():
+        (folder / f"{mt.RECURRENT_PREFIX}{name}.jsonl").write_text(
+            "\n".join(text[:-1] + [json.dumps(dict(last, dev_chrf=value))]) + "\n")
+
+
+def test_the_recurrent_choice_is_the_best_dev_chrf_of_its_tries_and_waits_for_all(tmp_path):
+    """``recurrent_choice`` reads the last dev chrF of each try, the first listed on a tie, and
+    refuses to choose while a try is missing; ``recurrent_final_plan`` gives that try's fields with
+    the seed and the checkpoints kept, and the steps that reach the Transformer's final FLOPs."""
+    names = list(mt.MT_RECURRENT_TRIES)
+    _fake_tries(tmp_path, dict.fromkeys(names[:-1], 20.0))
+    with pytest.raises(FileNotFoundError, match=f"{names[-1]!r} is not shipped yet"):
+        xt.recurrent_choice(tmp_path)
+    _fake_tries(tmp_path, {n: 20.0 + (n == names[2]) for n in names})
+    assert xt.recurrent_choice(tmp_path) == names[2]
+    _fake_tries(tmp_path, dict.fromkeys(names, 20.0))
+    assert xt.recurrent_choice(tmp_path) == names[0]
+    fields, steps = xt.recurrent_final_plan(1, tmp_path)
+    assert fields == dict(mt.MT_RECURRENT_TRIES[names[0]], keep_last=xt.RNN_FINAL_KEEP, seed=1)
+    _, cfg = mt._config(None, 1, False, fields, "base", arch="recurrent")
+    cumulative = translation_training_flops(cfg, steps)
+    assert cumulative[-2] < xt.transformer_final_flops(1) <= cumulative[-1]
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        xt.recurrent_final_plan(-1, tmp_path)
+
+
+RNN_FINALS = sorted(int(p.name[len("seed"):]) for p in xt.RNN_FINAL_DIR.glob("seed*"))
+
+
+@pytest.mark.parametrize("seed", RNN_FINALS)
+def test_each_shipped_recurrent_final_is_its_plan_stopped_at_its_best_dev_chrf_and_replays(seed, tmp_path):
+    """Issue 34: a shipped recurrent seed is ``recurrent_final_plan``'s run (the chosen try's
+    fields, the steps that reach the Transformer final's FLOPs), evaluated every 500 steps; its
+    average is of the checkpoints up to its best dev chrF; a sample of its test translations is
+    what the shipped weights give again (beam 4, no lookup); its first 10 steps rerun within the
+    replay tolerance."""
+    folder = xt.RNN_FINAL_DIR / f"seed{seed}"
+    record = xt.load_final(folder)
+    header, records = mt.read_log(folder / mt.LOG_FILE.name)
+    fields, steps = xt.recurrent_final_plan(seed)
+    _, cfg = mt._config(None, 1, False, fields, "base", arch="recurrent")
+    assert header["start"] == cfg and record["seed"] == seed and records[-1]["step"] == steps
+    evaluated = [r["step"] for r in records if "dev_chrf" in r]
+    assert evaluated[:-1] == list(range(500, steps, 500)) and evaluated[-1] == steps
+    best = mt.best_step(records)
+    assert record["best_step"] == best and record["replaced"] is None and record["n_replaced"] is None
+    assert record["steps"] == [s for s in evaluated if s <= best][-mt.MT_TRAIN["keep_last"]:]
+    assert record["train_flops"] == translation_training_flops(header["start"], best)[-1]
+    avg = folder / "avg.pt"
+    assert avg.stat().st_size <= mt.MAX_SHIPPED_BYTES
+    model, shipped_steps = mt.load_shipped(avg)
+    assert shipped_steps == record["steps"] and type(model).__name__ == "RecurrentSeq2Seq"
+    assert mt.translate(model, record["sources"][::60], decode="beam") == record["beam"][::60]
+    mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
+                         arch="recurrent", **fields)
+    set_seed(0)  # back to the course's single thread
+    _, mine = mt.read_log(tmp_path / "log.jsonl")
+    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"recurrent seed {seed}: rerun drifts {gap:.2e} from its log"

@@ -214,6 +214,56 @@ def transformer_final_flops(seed: int, final_dir=None) -> int:
     return translation_training_flops(header["start"], records[-1]["step"])[-1]
 
 
+#: Where issue 34's recurrent seeds are shipped: ``RNN_FINAL_DIR / f"seed{k}"`` (``rnn-final``).
+RNN_FINAL_DIR = tr.SHIPPED / "final_rnn"
+#: Checkpoints a recurrent final run keeps: more than its evaluations (one per ``eval_every``
+#: steps), so that ``ship_final`` finds the ones up to its best, wherever that falls.
+RNN_FINAL_KEEP = 25
+
+
+def recurrent_choice(measure_dir=None) -> str:
+    """The recurrent model's translation recipe (issue 34): the try of ``mt.MT_RECURRENT_TRIES``
+    whose shipped run (``measure_dir``, default ``mt.MEASURE_DIR``: ``rnn-NAME.jsonl``) has the
+    best greedy dev chrF at its last evaluation, the first listed on a tie.
+
+    Raises:
+        FileNotFoundError: a try is not shipped yet (the message names it and its command).
+        ValueError: a shipped try did not reach ``mt.ABLATION_STEPS`` steps.
+    """
+    folder = mt.MEASURE_DIR if measure_dir is None else pathlib.Path(measure_dir)
+    chrf = {}
+    for name in mt.MT_RECURRENT_TRIES:
+        path = folder / f"{mt.RECURRENT_PREFIX}{name}.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: the recurrent try {name!r} is not shipped yet; train it with "
+                                    f"`python -m utils.tasks.translation train --arch recurrent ...` and ship it with "
+                                    f"`python -m utils.experiments.translation measure-run --name "
+                                    f"{mt.RECURRENT_PREFIX}{name}`")
+        _, records = mt.read_log(path)
+        end = [r for r in records if "dev_chrf" in r][-1]
+        if end["step"] != mt.ABLATION_STEPS:
+            raise ValueError(f"{path}: its last evaluation is at step {end['step']}, expected {mt.ABLATION_STEPS}")
+        chrf[name] = end["dev_chrf"]
+    return max(chrf, key=chrf.get)
+
+
+def recurrent_final_plan(seed: int, measure_dir=None, final_dir=None) -> tuple[dict, int]:
+    """(fields, steps) of seed ``seed``'s recurrent final run (issue 34): the recipe fields of
+    ``recurrent_choice`` with ``keep_last=RNN_FINAL_KEEP`` and the seed, and the fewest steps whose
+    training FLOPs reach those of the Transformer's final run of the same seed
+    (``steps_at_flops``, ``transformer_final_flops``: equal cost).
+
+    Raises:
+        ValueError: ``seed`` is not an int >= 0; as ``recurrent_choice``.
+        FileNotFoundError: as ``recurrent_choice`` and ``transformer_final_flops``.
+    """
+    if not is_int(seed) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    fields = dict(mt.MT_RECURRENT_TRIES[recurrent_choice(measure_dir)], keep_last=RNN_FINAL_KEEP, seed=seed)
+    _, config = mt._config(None, 1, False, fields, "base", arch="recurrent")
+    return fields, steps_at_flops(config, transformer_final_flops(seed, final_dir))
+
+
 def load_final(out_dir) -> dict:
     """The record ``ship_final`` wrote in ``out_dir`` (a dict: see ``ship_final``).
 
@@ -253,7 +303,19 @@ def _main(argv=None):
                    "best (default: %(default)s)")
     f.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
     add_device_option(f)
+    n = sub.add_parser("rnn-final", help="train seed K of the recurrent model's chosen translation recipe to the "
+                       "training FLOPs of the Transformer's final seed K, then ship it like `final` into "
+                       f"{RNN_FINAL_DIR.relative_to(ROOT)}/seedK (issue 34; resumable: the same command continues)")
+    n.add_argument("--seed", type=int, required=True)
+    n.add_argument("--workdir", required=True, help="its own folder per seed")
+    n.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.cmd == "rnn-final":
+        fields, steps = recurrent_final_plan(args.seed)
+        print(f"recurrent seed {args.seed}: {fields}, {steps:,} steps")
+        mt.train_translation(args.workdir, steps=steps, threads=args.threads, arch="recurrent", **fields)
+        print("wrote", ship_final(args.workdir, RNN_FINAL_DIR / f"seed{args.seed}", threads=args.threads))
+        return
     if args.cmd == "measure-run":
         print("wrote", *ship_measurement(args.workdir, args.name, device=args.device, step=args.step))
     elif args.cmd == "final":
