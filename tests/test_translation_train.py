@@ -974,7 +974,8 @@ def test_the_recurrent_choice_is_the_best_dev_chrf_of_its_tries_and_waits_for_al
     assert xt.recurrent_choice(tmp_path) == names[0]
     fields, steps = xt.recurrent_final_plan(1, tmp_path)
     assert fields == dict(mt.MT_RECURRENT_TRIES[names[0]], keep_last=xt.RNN_FINAL_KEEP, seed=1)
-    _, cfg = mt._config(None, 1, False, fields, "base", arch="recurrent")
+    cfg = mt.run_config(fields, arch="recurrent")
+    assert cfg == mt._config(None, 1, False, fields, "base", arch="recurrent")[1]
     cumulative = translation_training_flops(cfg, steps)
     assert cumulative[-2] < xt.transformer_final_flops(1) <= cumulative[-1]
     with pytest.raises(ValueError, match="seed must be an int >= 0"):

@@ -260,8 +260,7 @@ def recurrent_final_plan(seed: int, measure_dir=None, final_dir=None) -> tuple[d
     if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     fields = dict(mt.MT_RECURRENT_TRIES[recurrent_choice(measure_dir)], keep_last=RNN_FINAL_KEEP, seed=seed)
-    _, config = mt._config(None, 1, False, fields, "base", arch="recurrent")
-    return fields, steps_at_flops(config, transformer_final_flops(seed, final_dir))
+    return fields, steps_at_flops(mt.run_config(fields, arch="recurrent"), transformer_final_flops(seed, final_dir))
 
 
 def load_final(out_dir) -> dict:

@@ -672,6 +672,17 @@ def token_dropout(p_src: float, p_tgt: float):
     return hook
 
 
+def run_config(recipe: dict, arch: str = "transformer", size: str = "base", phrases: bool = False,
+               split_rule: str = "twins") -> dict:
+    """The config that a run of ``train_translation`` with these recipe fields (``--set``) logs as
+    its header's "start": the model and the recipe without the steps.
+
+    Raises:
+        ValueError: as ``train_translation`` (an unknown field, arch, size or split rule).
+    """
+    return _config(None, 1, phrases, dict(recipe), size, split_rule, arch)[1]
+
+
 def train_translation(workdir=WORKDIR, steps=None, threads=1, progress=True, dev_eval=True, phrases=False,
                       dev_size=None, size="base", split_rule="twins", device="cpu", arch="transformer",
                       **recipe) -> nn.Module:
