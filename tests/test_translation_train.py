@@ -43,6 +43,17 @@ def straight(tmp_path_factory):
     return workdir
 
 
+def assert_replays(tmp_path, records, label, threads, **train):
+    """The first 10 steps of a shipped run, rerun in ``tmp_path`` with its ``train_translation``
+    arguments, stay within the measured ``REPLAY_TOLERANCE`` of the losses its log ``records``
+    hold (the log was made on another machine, so not to the bit)."""
+    mt.train_translation(tmp_path, steps=10, threads=threads, progress=False, dev_eval=False, **train)
+    set_seed(0)  # back to the course's single thread
+    _, mine = mt.read_log(tmp_path / "log.jsonl")
+    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
+    assert gap < REPLAY_TOLERANCE, f"{label}: rerun drifts {gap:.2e} from its log"
+
+
 def test_max_extra_and_max_len_cover_the_data():
     sp = tr.load_vocab()
     examples = {name: tr.encode_pairs(pairs, sp) for name, pairs in tr.load_pairs().items()}
@@ -327,12 +338,7 @@ def test_each_recipe_ablation_is_its_config_scores_as_logged_and_replays_within_
     assert dev["train_flops"] == translation_training_flops(header["start"], dev["step"])[-1]
     scores = mt.bleu_chrf(dev["hyps"], streams)
     assert (scores["bleu"], scores["chrf"]) == (records[-1]["dev_bleu"], records[-1]["dev_chrf"])
-    mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
-                         **fields)
-    set_seed(0)  # back to the course's single thread
-    _, mine = mt.read_log(tmp_path / "log.jsonl")
-    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
-    assert gap < REPLAY_TOLERANCE, f"{name}: rerun drifts {gap:.2e} from its log"
+    assert_replays(tmp_path, records, name, threads=header["versions"]["threads"], **fields)
 
 
 def test_the_recurrent_model_gets_the_transformers_tries_of_the_same_names():
@@ -377,12 +383,7 @@ def test_each_recurrent_try_is_its_config_scores_as_logged_and_replays_within_th
     assert dev["train_flops"] == translation_training_flops(header["start"], dev["step"])[-1]
     scores = mt.bleu_chrf(dev["hyps"], streams)
     assert (scores["bleu"], scores["chrf"]) == (records[-1]["dev_bleu"], records[-1]["dev_chrf"])
-    mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
-                         arch="recurrent", **fields)
-    set_seed(0)  # back to the course's single thread
-    _, mine = mt.read_log(tmp_path / "log.jsonl")
-    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
-    assert gap < REPLAY_TOLERANCE, f"{shipped}: rerun drifts {gap:.2e} from its log"
+    assert_replays(tmp_path, records, shipped, threads=header["versions"]["threads"], arch="recurrent", **fields)
 
 
 @pytest.mark.parametrize("name", mt.MT_LONG_RUNS)
@@ -781,11 +782,7 @@ def test_each_shipped_final_seed_is_its_run_stopped_at_its_best_dev_chrf_and_tra
     assert again == record["beam"][::60]
     looked_up, _ = replace_unseen(model, sample, again, single_word_entries(), tr.cached_pairs(tr.data_path())["train"])
     assert looked_up == record["replaced"][::60]
-    mt.train_translation(tmp_path, steps=10, threads=1, progress=False, dev_eval=False, **FINAL_FIELDS, seed=seed)
-    set_seed(0)  # back to the course's single thread
-    _, mine = mt.read_log(tmp_path / "log.jsonl")
-    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
-    assert gap < REPLAY_TOLERANCE, f"seed {seed}: rerun drifts {gap:.2e} from its log"
+    assert_replays(tmp_path, records, f"seed {seed}", threads=1, **FINAL_FIELDS, seed=seed)
 
 
 def test_the_final_recipe_seed_0_reruns_the_half_rate_ablation():
@@ -996,7 +993,7 @@ def test_each_shipped_recurrent_final_is_its_plan_stopped_at_its_best_dev_chrf_a
     record = xt.load_final(folder)
     header, records = mt.read_log(folder / mt.LOG_FILE.name)
     fields, steps = xt.recurrent_final_plan(seed)
-    _, cfg = mt._config(None, 1, False, fields, "base", arch="recurrent")
+    cfg = mt.run_config(fields, arch="recurrent")
     assert header["start"] == cfg and record["seed"] == seed and records[-1]["step"] == steps
     evaluated = [r["step"] for r in records if "dev_chrf" in r]
     assert evaluated[:-1] == list(range(500, steps, 500)) and evaluated[-1] == steps
@@ -1009,9 +1006,5 @@ def test_each_shipped_recurrent_final_is_its_plan_stopped_at_its_best_dev_chrf_a
     model, shipped_steps = mt.load_shipped(avg)
     assert shipped_steps == record["steps"] and type(model).__name__ == "RecurrentSeq2Seq"
     assert mt.translate(model, record["sources"][::60], decode="beam") == record["beam"][::60]
-    mt.train_translation(tmp_path, steps=10, threads=header["versions"]["threads"], progress=False, dev_eval=False,
-                         arch="recurrent", **fields)
-    set_seed(0)  # back to the course's single thread
-    _, mine = mt.read_log(tmp_path / "log.jsonl")
-    gap = max(abs(a - b) for a, b in zip(mine[0]["losses"], records[0]["losses"][:10], strict=True))
-    assert gap < REPLAY_TOLERANCE, f"recurrent seed {seed}: rerun drifts {gap:.2e} from its log"
+    assert_replays(tmp_path, records, f"recurrent seed {seed}", threads=header["versions"]["threads"],
+                   arch="recurrent", **fields)
