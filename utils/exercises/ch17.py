@@ -6,7 +6,8 @@ for 17.1, the recurrent model under ``FlopCounterMode`` for 17.2 (so the answer 
 counter's, which chapter 17 shows equal to ``recurrent_step_flops``' terms), and the
 committed test outputs of ``utils.experiments.baseline.load_results`` for 17.3, and the shipped
 tuning runs of ``utils.experiments.baseline.tuning_results`` for 17.4, and
-``utils.experiments.baseline.stopped_improving`` for 17.5.
+``utils.experiments.baseline.stopped_improving`` for 17.5, and the recurrent model's shipped translation
+try `paper` (``utils.tasks.translation.train.read_log``) for 17.6.
 """
 
 import functools
@@ -340,3 +341,61 @@ def _ex_17_5_tie_restarts():
 def _ex_17_5_swapped():
     loss, wer, first = _first_converged()
     return wer, loss, first
+
+
+# ---------------------------------------------------------------- 17.6, stopping a translation try on its loss
+
+#: The exercise's log: the recurrent model's shipped translation try with the paper's recipe.
+TRY = "paper"
+
+
+def _stop_on_loss(shipped: str = "rnn-" + TRY, field: str = "dev_chrf", best: str = "max") -> tuple[int, int, float]:
+    """(step of the lowest dev loss, step of the best ``field``, the ``field`` points lost by stopping at
+    the first instead of the second) from the shipped translation log ``shipped``; ``best="last"`` reads
+    the last evaluation instead of the best (a mistake)."""
+    from ..tasks.translation import train as mt
+
+    _, records = mt.read_log(mt.MEASURE_DIR / f"{shipped}.jsonl")
+    evals = [r for r in records if field in r]
+    at_loss = min(evals, key=lambda r: r["dev_loss"])  # min and max keep the first of equal values
+    at_best = max(evals, key=lambda r: r[field]) if best == "max" else evals[-1]
+    return at_loss["step"], at_best["step"], round(at_best[field] - at_loss[field], 10)
+
+
+@register("17.6", prompt="Give a tuple (int, int, float) for the recurrent model's translation try `paper`: the step "
+          "of its lowest development loss, the step of its highest development chrF, and the chrF points lost by "
+          "keeping the checkpoint of the lowest loss instead of the one of the highest chrF, to 2 decimals.",
+          decimals=2,
+          hint="mt.read_log(mt.MEASURE_DIR / 'rnn-paper.jsonl') returns (start, records); the records with "
+               "'dev_chrf' are the evaluations, each with 'step', 'dev_loss' and 'dev_chrf'. Take the one with the "
+               "lowest dev_loss, the one with the highest dev_chrf, and subtract their chrF.",
+          minutes=10,
+          full="The two steps read from the recurrent model's log of the try `paper`, and the chrF at the best step "
+               "minus the chrF at the step of the lowest loss.",
+          partial="The Transformer's log, the last evaluation instead of the best, BLEU instead of chrF, or the "
+                  "difference the other way round.")
+def _ex_17_6():
+    return _stop_on_loss()
+
+
+@mistake("17.6", "These numbers come from the Transformer's log of the try `paper`; the exercise asks for the "
+         "recurrent model's (`rnn-paper`)")
+def _ex_17_6_transformer():
+    return _stop_on_loss(TRY)
+
+
+@mistake("17.6", "Your second number is the last evaluation; the exercise asks for the step of the highest chrF")
+def _ex_17_6_last():
+    return _stop_on_loss(best="last")
+
+
+@mistake("17.6", "These read the development BLEU; the exercise asks for chrF")
+def _ex_17_6_bleu():
+    return _stop_on_loss(field="dev_bleu")
+
+
+@mistake("17.6", "Your third number is the difference the other way round: the points lost are the chrF at its "
+         "highest minus the chrF at the lowest loss")
+def _ex_17_6_flipped():
+    loss, best, lost = _stop_on_loss()
+    return loss, best, -lost
