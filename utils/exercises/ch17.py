@@ -7,7 +7,7 @@ counter's, which chapter 17 shows equal to ``recurrent_step_flops``' terms), and
 committed test outputs of ``utils.experiments.baseline.load_results`` for 17.3, and the shipped
 tuning runs of ``utils.experiments.baseline.tuning_results`` for 17.4, and
 ``utils.experiments.baseline.stopped_improving`` for 17.5, and the recurrent model's shipped translation
-try `paper` (``utils.tasks.translation.train.read_log``) for 17.6.
+try `lr0.5` (``utils.tasks.translation.train.read_log``) for 17.6.
 """
 
 import functools
@@ -345,8 +345,8 @@ def _ex_17_5_swapped():
 
 # ---------------------------------------------------------------- 17.6, stopping a translation try on its loss
 
-#: The exercise's log: the recurrent model's shipped translation try with the paper's recipe.
-TRY = "paper"
+#: The exercise's log: the recurrent model's shipped translation try with half the learning rate.
+TRY = "lr0.5"
 
 
 def _stop_on_loss(shipped: str = "rnn-" + TRY, field: str = "dev_chrf", best: str = "max") -> tuple[int, int, float]:
@@ -362,15 +362,15 @@ def _stop_on_loss(shipped: str = "rnn-" + TRY, field: str = "dev_chrf", best: st
     return at_loss["step"], at_best["step"], round(at_best[field] - at_loss[field], 10)
 
 
-@register("17.6", prompt="Give a tuple (int, int, float) for the recurrent model's translation try `paper`: the step "
+@register("17.6", prompt="Give a tuple (int, int, float) for the recurrent model's translation try `lr0.5`: the step "
           "of its lowest development loss, the step of its highest development chrF, and the chrF points lost by "
           "keeping the checkpoint of the lowest loss instead of the one of the highest chrF, to 2 decimals.",
           decimals=2,
-          hint="mt.read_log(mt.MEASURE_DIR / 'rnn-paper.jsonl') returns (start, records); the records with "
+          hint="mt.read_log(mt.MEASURE_DIR / 'rnn-lr0.5.jsonl') returns (start, records); the records with "
                "'dev_chrf' are the evaluations, each with 'step', 'dev_loss' and 'dev_chrf'. Take the one with the "
                "lowest dev_loss, the one with the highest dev_chrf, and subtract their chrF.",
           minutes=10,
-          full="The two steps read from the recurrent model's log of the try `paper`, and the chrF at the best step "
+          full="The two steps read from the recurrent model's log of the try `lr0.5`, and the chrF at the best step "
                "minus the chrF at the step of the lowest loss.",
           partial="The Transformer's log, the last evaluation instead of the best, BLEU instead of chrF, or the "
                   "difference the other way round.")
@@ -378,8 +378,8 @@ def _ex_17_6():
     return _stop_on_loss()
 
 
-@mistake("17.6", "These numbers come from the Transformer's log of the try `paper`; the exercise asks for the "
-         "recurrent model's (`rnn-paper`)")
+@mistake("17.6", "These numbers come from the Transformer's log of the try `lr0.5`; the exercise asks for the "
+         "recurrent model's (`rnn-lr0.5`)")
 def _ex_17_6_transformer():
     return _stop_on_loss(TRY)
 
