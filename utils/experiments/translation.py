@@ -214,6 +214,27 @@ def transformer_final_flops(seed: int, final_dir=None) -> int:
     return translation_training_flops(header["start"], records[-1]["step"])[-1]
 
 
+def final_curve(folder) -> tuple[list[dict], int]:
+    """(evaluations, total) of a shipped final run in ``folder`` (``FINAL_DIR / "seedK"`` or
+    ``RNN_FINAL_DIR / "seedK"``): one dict per development evaluation of its log, with its
+    ``step``, ``flops`` (training FLOPs up to that step, ``translation_training_flops``),
+    ``dev_loss`` (label-smoothed, nats per target piece), ``dev_bleu`` and ``dev_chrf`` (greedy),
+    and the training FLOPs of the whole run (every step it trained). Chapter 17 reads the
+    two models' budget curves from it.
+
+    Raises:
+        FileNotFoundError: the folder has no log.
+        ValueError: the log has no development evaluation.
+    """
+    header, records = mt.read_log(pathlib.Path(folder) / mt.LOG_FILE.name)
+    evals = [r for r in records if "dev_chrf" in r]
+    if not evals:
+        raise ValueError(f"{folder}: its log has no development evaluation")
+    flops = translation_training_flops(header["start"], records[-1]["step"])
+    return [dict(step=r["step"], flops=flops[r["step"] - 1], dev_loss=r["dev_loss"], dev_bleu=r["dev_bleu"],
+                 dev_chrf=r["dev_chrf"]) for r in evals], flops[-1]
+
+
 #: Where issue 34's recurrent seeds are shipped: ``RNN_FINAL_DIR / f"seed{k}"`` (``rnn-final``).
 RNN_FINAL_DIR = tr.SHIPPED / "final_rnn"
 #: Checkpoints a recurrent final run keeps: more than its evaluations (one per ``eval_every``
