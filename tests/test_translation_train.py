@@ -947,6 +947,25 @@ def test_steps_at_flops_is_the_first_step_that_reaches_the_flops():
     assert xt.transformer_final_flops(0) == translation_training_flops(header["start"], 9_500)[-1]
 
 
+def test_a_final_curve_is_its_log_evaluations_at_their_training_flops(tmp_path):
+    """Chapter 17 reads the final translation runs' budget curves from ``final_curve``: one entry per
+    dev evaluation of the log, at the FLOPs of ``translation_training_flops`` up to its step, and the
+    whole run's FLOPs, which are the budget of ``transformer_final_flops``."""
+    header, records = mt.read_log(xt.FINAL_DIR / "seed0" / mt.LOG_FILE.name)
+    curve, total = xt.final_curve(xt.FINAL_DIR / "seed0")
+    evals = [r for r in records if "dev_chrf" in r]
+    assert [(e["step"], e["dev_loss"], e["dev_chrf"], e["dev_bleu"]) for e in curve] == [
+        (r["step"], r["dev_loss"], r["dev_chrf"], r["dev_bleu"]) for r in evals]
+    cumulative = translation_training_flops(header["start"], records[-1]["step"])
+    assert [e["flops"] for e in curve] == [cumulative[r["step"] - 1] for r in evals]
+    assert total == cumulative[-1] == xt.transformer_final_flops(0)
+    lines = (xt.FINAL_DIR / "seed0" / mt.LOG_FILE.name).read_text().splitlines()
+    (tmp_path / mt.LOG_FILE.name).write_text("\n".join(
+        [lines[0]] + [x for x in lines[1:] if "dev_chrf" not in x][:3]) + "\n")
+    with pytest.raises(ValueError, match="has no development evaluation"):
+        xt.final_curve(tmp_path)
+
+
 def _fake_tries(folder, chrf):
     """Logs of the recurrent tries in ``folder``, copied from the shipped ``rnn-paper`` with the last
     dev chrF set to ``chrf[name]`` (the choice reads only that)."""
