@@ -208,10 +208,9 @@ def transformer_final_flops(seed: int, final_dir=None) -> int:
 
     Raises:
         FileNotFoundError: that seed's log is not shipped.
+        ValueError: as ``final_curve`` (a log without evaluations).
     """
-    folder = pathlib.Path(final_dir) if final_dir is not None else FINAL_DIR / f"seed{int(seed)}"
-    header, records = mt.read_log(folder / mt.LOG_FILE.name)
-    return translation_training_flops(header["start"], records[-1]["step"])[-1]
+    return final_curve(pathlib.Path(final_dir) if final_dir is not None else FINAL_DIR / f"seed{int(seed)}")[1]
 
 
 def final_curve(folder) -> tuple[list[dict], int]:
