@@ -83,9 +83,34 @@ MEASURE = """async () => {
       }
     });
   });
+  // Code cells whose lines run past their box (hidden behind a sideways scrollbar), and words of
+  // a table cell split across two lines anywhere but after a hyphen or a slash ("W|ER").
+  const code = [...document.querySelectorAll('article div.cell_input pre')]
+    .filter(pre => pre.offsetParent && pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => pre.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '').slice(0, 70));
+  const broken = [];
+  document.querySelectorAll('article table th, article table td').forEach(cell => {
+    if (!cell.offsetParent) return;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const words = /\\S+/g;
+      for (let m = words.exec(node.textContent); m; m = words.exec(node.textContent)) {
+        const top = k => { const r = document.createRange(); r.setStart(node, m.index + k); r.setEnd(node, m.index + k + 1);
+                           const rects = r.getClientRects(); return rects.length ? Math.round(rects[0].top) : null; };
+        for (let k = 1; k < m[0].length; k++) {
+          const a = top(k - 1), b = top(k);
+          if (a !== null && b !== null && b > a) {
+            if (!/[-\\/\\u2011]/.test(m[0][k - 1]) && broken.length < 5) broken.push(m[0] + ' in ' + cell.textContent.trim().slice(0, 40));
+            break;
+          }
+        }
+      }
+    }
+  });
   const column = document.querySelector('article');
   const root = document.scrollingElement;
   return {outputs: outputs.length, cut: cut, column: column ? column.clientWidth : 0, tables: tables,
+          code_clipped: code, broken_words: broken,
           narrowest_gap: narrowest, close: close,
           math: document.querySelectorAll('article mjx-container').length,
           page_overflow: root.scrollWidth > root.clientWidth + 1 ? root.scrollWidth - root.clientWidth : 0};

@@ -359,3 +359,20 @@ def test_no_page_scrolls_sideways_on_a_phone(crawl):
     print("\n" + text)
     assert sum(r["outputs"] for r in phone.values()) > 100
     assert not any(r["page_overflow"] for r in phone.values()), text
+
+
+def test_no_code_line_is_hidden_at_1280_px(crawl):
+    """Every line of every code cell shows in full at 1280 px: long lines wrap at the column's
+    edge (utils/book/static/course_book.css). Before, chapter 16's import cell ran past the
+    right edge behind a scrollbar that overlay-scrollbar systems show only while scrolling."""
+    desktop = crawl["layout"]["desktop"]
+    hidden = {name: r["code_clipped"] for name, r in desktop.items() if r["code_clipped"]}
+    assert not hidden, f"code lines running past their box: {hidden}"
+
+
+def test_no_table_cell_breaks_inside_a_word_at_1280_px(crawl):
+    """A table's header or cell may wrap, but only between words or after a hyphen or slash
+    ("test WER, %" must never split its words)."""
+    desktop = crawl["layout"]["desktop"]
+    broken = {name: r["broken_words"] for name, r in desktop.items() if r["broken_words"]}
+    assert not broken, f"words split across lines in table cells: {broken}"
