@@ -97,3 +97,20 @@ def test_glued_numbers_are_in_the_body_weight(built_book):
     assert re.search(r"span\.pasted-text\s*\{\s*font-weight:\s*normal;\s*\}", css)
     page = (HTML / "chapters" / "16_translation.html").read_text(encoding="utf-8")
     assert "course_book.css" in page and "pasted-text" in page
+
+
+def test_the_start_page_gives_each_chapter_its_study_time():
+    """The start page's "Study time" column says what each chapter's own **Time:** line says,
+    and its reading path names every lab page."""
+    index = (ROOT / "chapters" / "index.md").read_text()
+    rows = re.findall(r"^\| \{doc\}`[^<]*<(\d\d_\w+)>` \|.*\| (\d+) min \| [^|]*\|$", index, re.M)
+    chapters = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+    assert sorted(stem for stem, _ in rows) == chapters
+    wrong = []
+    for stem, said in rows:
+        stated = re.search(r"\*\*Time:\*\* about (\d+) minutes", (ROOT / "chapters" / f"{stem}.md").read_text()).group(1)
+        if said != stated:
+            wrong.append(f"{stem}: start page says {said} min, the chapter {stated}")
+    assert not wrong, "\n".join(wrong)
+    reading_path = index[index.index("## A reading path"):]
+    assert all(f"<lab_{s}>" in reading_path for s in CAPSTONES)
