@@ -619,6 +619,9 @@ TUNING_GRID = (
 )
 #: Steps of every tuning run (a third of the present budget); a configuration is chosen by dev WER.
 TUNING_STEPS = 6000
+#: The half of ``TUNING_GRID`` run first for both models (issue 34): the shipped final runs
+#: (``FINAL``) train each model's choice among these. Configurations 4 to 7 (issue 59) are read beside it.
+FIRST_HALF = (0, 1, 2, 3)
 #: The shipped logs of finished tuning runs: ``<arch><config>.jsonl`` (``ship_tuning``).
 TUNING = RUNS / "tuning"
 
@@ -758,15 +761,20 @@ def tuning_results(folder=None) -> dict[str, dict[int, dict]]:
     return out
 
 
-def chosen_config(results: dict[int, dict]) -> int:
+def chosen_config(results: dict[int, dict], configs=None) -> int:
     """The configuration of one model's ``tuning_results`` with the lowest dev WER at the tuning
     budget (ties: the lower dev loss, then the lower index): the one its seeds are trained with.
+    ``configs`` limits the choice to those configurations (``FIRST_HALF``: the choice the shipped
+    final runs were trained with); by default every shipped configuration takes part.
 
     Raises:
-        ValueError: ``results`` is empty.
+        ValueError: ``results`` is empty, or holds none of ``configs``.
     """
+    if configs is not None:
+        results = {c: r for c, r in results.items() if c in set(configs)}
     if not results:
-        raise ValueError("no tuning run is shipped for this model yet: nothing to choose from")
+        raise ValueError("no tuning run is shipped for this model yet"
+                         + ("" if configs is None else f" among configurations {sorted(configs)}") + ": nothing to choose from")
     return min(results, key=lambda c: (results[c]["dev_wer"], results[c]["dev_loss"], c))
 
 
