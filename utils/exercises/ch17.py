@@ -206,10 +206,11 @@ def _ex_17_3_count():
 # ---------------------------------------------------------------- 17.4, a setting's effect on the dev loss
 
 def _effect(arch: str = "transformer", setting: str = "warmup", field: str = "dev_loss") -> float:
-    """Mean ``field`` of ``arch``'s shipped tuning runs at the setting's higher value minus at its lower."""
-    from ..experiments.baseline import TUNING_GRID, tuning_results
+    """Mean ``field`` of ``arch``'s shipped tuning runs of the half run first (``FIRST_HALF``, where each
+    value of each setting appears twice) at the setting's higher value minus at its lower."""
+    from ..experiments.baseline import FIRST_HALF, TUNING_GRID, tuning_results
 
-    results = tuning_results()[arch]
+    results = {c: r for c, r in tuning_results()[arch].items() if c in FIRST_HALF}
     lo, hi = sorted({TUNING_GRID[c][setting] for c in results})
     means = [math.fsum(results[c][field] for c in results if TUNING_GRID[c][setting] == v)
              / sum(TUNING_GRID[c][setting] == v for c in results) for v in (lo, hi)]
@@ -219,11 +220,12 @@ def _effect(arch: str = "transformer", setting: str = "warmup", field: str = "de
 @register("17.4", prompt="Give the effect of the warm-up on the Transformer's development loss in the tuning grid: "
           "the mean dev loss of its configurations with warm-up 4,000 minus the mean of those with warm-up 1,000, "
           "a float in nats per phone, to 3 decimals.", decimals=3,
-          hint="tuning_results()['transformer'] maps each configuration to its summary, with 'dev_loss'; "
-               "TUNING_GRID[config]['warmup'] says its warm-up. Average the losses in each group, then subtract.",
+          hint="tuning_results()['transformer'] maps each configuration to its summary, with 'dev_loss'; keep the "
+               "configurations of FIRST_HALF; TUNING_GRID[config]['warmup'] says its warm-up. Average the losses in "
+               "each group, then subtract.",
           minutes=10,
           full="The mean development loss of the configurations with warm-up 4,000 minus the mean of those with "
-               "1,000, from the shipped tuning runs.",
+               "1,000, over the shipped tuning runs of the half run first (configurations 0 to 3).",
           partial="The difference the other way round, WER instead of loss, one pair of configurations, another "
                   "setting or the recurrent model.")
 def _ex_17_4():
