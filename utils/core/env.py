@@ -114,3 +114,12 @@ def add_device_option(parser) -> None:
                              "when there is one); the device never enters a run's config or log, and a run "
                              "resumed on another device is the same run, but its numbers are not bit for bit "
                              "those of the CPU")
+
+
+def add_cache_option(parser) -> None:
+    """Add ``--no-cache`` to an ``argparse`` parser of a decoding command: ``args.cache`` is None
+    (decode with a KV cache when the model is a Transformer, ``utils.model.kv_cache``) or, given
+    ``--no-cache``, False (re-read the whole prefix at every step; the same tokens, more slowly)."""
+    parser.add_argument("--no-cache", dest="cache", action="store_const", const=False, default=None,
+                        help="decode without the KV cache: every step re-reads the whole prefix "
+                             "(the same tokens, more slowly)")

@@ -13,6 +13,8 @@ from torch.nn.utils.rnn import pad_sequence
 
 from ..core.checks import is_int
 from ..core.masks import BOS_ID, EOS_ID, PAD_ID, padding_mask, target_mask
+from .kv_cache import KVCache
+from .transformer import Transformer
 
 
 def _check_src(src, batch_of_one=False):
@@ -51,6 +53,16 @@ def _check_log_probs(logp, n):
         raise ValueError("next_log_probs returned NaN log-probabilities")
 
 
+def _use_cache(model, cache):
+    """Whether to decode with a ``KVCache``: ``cache`` None means "when the model is a Transformer"."""
+    if cache is not None and not isinstance(cache, bool):
+        raise TypeError(f"cache must be True, False or None (a cache when the model has one), got {cache!r}")
+    if cache and not isinstance(model, Transformer):
+        raise TypeError(f"cache=True needs the course's Transformer; a {type(model).__name__} re-reads its "
+                        f"prefix at every step: pass cache=None or False")
+    return isinstance(model, Transformer) if cache is None else cache
+
+
 def _check_beam(beam_size, alpha, max_len):
     if not is_int(beam_size) or beam_size < 1:
         raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}")
@@ -70,7 +82,7 @@ def _check_length(length, alpha):
     _check_alpha(alpha)
 
 
-def greedy_decode(model, src, max_len=None, return_probs=False):
+def greedy_decode(model, src, max_len=None, return_probs=False, cache=None):
     """Greedy decoding: at each step append the single most probable token.
 
     Args:
@@ -78,6 +90,9 @@ def greedy_decode(model, src, max_len=None, return_probs=False):
         src: (batch, src_len) source ids, padded with the model's ``pad_id``.
         max_len: most tokens to generate; default src_len + 50 (section 6.1).
         return_probs: also return the next-token distribution of every step.
+        cache: keep the keys and values of earlier positions in a ``KVCache`` (True; the
+            default None does when the model is a ``Transformer``) or re-read the whole
+            prefix at every step (False). The tokens are the same either way.
 
     Returns:
         ids (batch, steps) without the leading ``<s>``, on the device of ``src``
@@ -87,7 +102,8 @@ def greedy_decode(model, src, max_len=None, return_probs=False):
         with probs (batch, steps, vocab_size).
 
     Raises:
-        TypeError: src is not an integer tensor.
+        TypeError: src is not an integer tensor; cache is not a bool or None, or True
+            for a model without a KV cache.
         ValueError: src is not 2-D, or max_len is not a positive int.
         RuntimeError: the model is in training mode.
     """
@@ -95,15 +111,20 @@ def greedy_decode(model, src, max_len=None, return_probs=False):
     _check_model(model)
     max_len = src.size(1) + 50 if max_len is None else max_len
     _check_beam(1, 0.0, max_len)
+    use_cache = _use_cache(model, cache)
     src_mask = padding_mask(src, model.pad_id)
     ys = torch.full((src.size(0), 1), BOS_ID, dtype=torch.long, device=src.device)
     ended = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
     all_probs = []
     with torch.no_grad():
         memory = model.encode(src, src_mask)
+        kv = KVCache(model, memory, src_mask) if use_cache else None
         for _ in range(max_len):
-            y = model.decode(ys, memory, src_mask, target_mask(ys, model.pad_id))
-            probs = torch.softmax(model.generator(y[:, -1]), dim=-1)  # (batch, vocab)
+            if kv is not None:  # the last position only, from the keys and values kept
+                y = kv.step(ys)
+            else:  # the whole prefix again, keep the last position
+                y = model.decode(ys, memory, src_mask, target_mask(ys, model.pad_id))[:, -1]
+            probs = torch.softmax(model.generator(y), dim=-1)  # (batch, vocab)
             next_id = probs.argmax(dim=-1).masked_fill(ended, PAD_ID)
             ys = torch.cat([ys, next_id[:, None]], dim=1)
             all_probs.append(probs)
@@ -194,13 +215,15 @@ def beam_search_core(next_log_probs, max_len, beam_size=4, alpha=0.6, early_stop
     return sorted(finished, key=lambda h: -h.score)
 
 
-def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True):
+def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True, cache=None):
     """Beam search with a trained model, configured as in section 6.1.
 
     Beam size 4, length penalty alpha = 0.6, at most src_len + 50 output
     tokens, early stop. The encoder runs once; ``next_log_probs`` decodes all
     live prefixes as one batch against copies of the memory, on the device of
     ``src`` (which must be the model's); the search itself runs on the CPU.
+    With a ``KVCache`` (``cache``, as in ``greedy_decode``) each step computes only
+    the newest position of each prefix, after reordering the cache to its parent.
 
     Args:
         model: a trained ``Transformer`` in eval mode.
@@ -211,6 +234,7 @@ def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=Tru
 
     Raises:
         TypeError: src is not an integer tensor.
+        TypeError: src is not an integer tensor; bad cache (see ``greedy_decode``).
         ValueError: src is not (1, src_len); bad beam_size, alpha or max_extra.
         RuntimeError: the model is in training mode.
     """
@@ -221,17 +245,22 @@ def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=Tru
     src_mask = padding_mask(src, model.pad_id)
     with torch.no_grad():
         memory = model.encode(src, src_mask)
+    kv = KVCache(model, memory, src_mask) if _use_cache(model, cache) else None
 
     def next_log_probs(prefixes):  # (n, t) -> (n, vocab), back on the CPU
         n, prefixes = prefixes.size(0), prefixes.to(src.device)
         with torch.no_grad():
-            y = model.decode(prefixes, memory.expand(n, -1, -1), src_mask, target_mask(prefixes, model.pad_id))
-            return torch.log_softmax(model.generator(y[:, -1]), dim=-1).cpu()
+            if kv is not None:  # finds each prefix's parent row, computes the last position
+                y = kv.step(prefixes)
+            else:
+                y = model.decode(prefixes, memory.expand(n, -1, -1), src_mask,
+                                 target_mask(prefixes, model.pad_id))[:, -1]
+            return torch.log_softmax(model.generator(y), dim=-1).cpu()
 
     return beam_search_core(next_log_probs, src.size(1) + max_extra, beam_size, alpha, early_stop)
 
 
-def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True):
+def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=True, cache=None):
     """Beam search for every row of a padded batch at once (section 6.1).
 
     Row i gets the search that ``beam_search(model, src[i:i+1, :n_i])`` runs on
@@ -241,8 +270,10 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     have the same length t) go through the decoder as one batch, each against a
     copy of its row's memory. On a CPU that is many times faster than one search
     per row; the log-probabilities agree with the one-row search to rounding.
-    The model runs on the device of ``src`` (which must be the model's); the
-    search itself runs on the CPU.
+    With a ``KVCache`` (``cache``, as in ``greedy_decode``) the cache keeps one copy of
+    the encoder-decoder keys and values per row of ``src`` and each step computes
+    only the newest position of each prefix. The model runs on the device of
+    ``src`` (which must be the model's); the search itself runs on the CPU.
 
     Args:
         model: a trained ``Transformer`` in eval mode.
@@ -253,7 +284,7 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
         A list with one entry per row: its list of ``Hypothesis``, best first.
 
     Raises:
-        TypeError: src is not an integer tensor.
+        TypeError: src is not an integer tensor; bad cache (see ``greedy_decode``).
         ValueError: src is not 2-D or has an all-padding row; bad beam_size,
             alpha or max_extra.
         RuntimeError: the model is in training mode.
@@ -270,6 +301,7 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     src_mask = padding_mask(src, model.pad_id)
     with torch.no_grad():
         memory = model.encode(src, src_mask)
+    kv = KVCache(model, memory, src_mask) if _use_cache(model, cache) else None
     live = [[((BOS_ID,), 0.0)] for _ in lengths]  # per row: (prefix with <s>, sum of log-probabilities)
     finished = [[] for _ in lengths]
     t = 0
@@ -278,8 +310,11 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
         rows = [i for i, beam in enumerate(live) for _ in beam]
         prefixes = torch.tensor([prefix for beam in live for prefix, _ in beam], device=src.device)
         with torch.no_grad():
-            y = model.decode(prefixes, memory[rows], src_mask[rows], target_mask(prefixes, model.pad_id))
-            logp = torch.log_softmax(model.generator(y[:, -1]), dim=-1).cpu()
+            if kv is not None:
+                y = kv.step(prefixes, torch.tensor(rows, device=src.device))
+            else:
+                y = model.decode(prefixes, memory[rows], src_mask[rows], target_mask(prefixes, model.pad_id))[:, -1]
+            logp = torch.log_softmax(model.generator(y), dim=-1).cpu()
         start = 0
         for i, beam in enumerate(live):
             if not beam:

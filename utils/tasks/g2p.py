@@ -38,7 +38,7 @@ from torch import nn
 from tqdm import tqdm
 
 from ..core.checks import id_list, is_int
-from ..core.env import CHECKPOINTS, ROOT, add_device_option, resolve_device
+from ..core.env import CHECKPOINTS, ROOT, add_cache_option, add_device_option, resolve_device
 from ..core.masks import BOS_ID, EOS_ID, PAD_ID
 from ..model.decoding import beam_search_batch, decode_by_length
 from ..model.recurrent import G2P_RECURRENT, RecurrentSeq2Seq, new_recurrent_model
@@ -271,28 +271,32 @@ def per(hyps, refs) -> float:
 # ---------------------------------------------------------------- decoding
 
 
-def greedy_phones(model, words, vocab, batch_size=500) -> list[list[str]]:
+def greedy_phones(model, words, vocab, batch_size=500, cache=None) -> list[list[str]]:
     """Greedy decoding of many words, in batches of words of similar length (at most
-    ``MAX_EXTRA`` more phones than the longest word of the batch), on the model's device."""
+    ``MAX_EXTRA`` more phones than the longest word of the batch), on the model's device;
+    ``cache`` as in ``decoding.greedy_decode`` (a KV cache for the Transformer by default)."""
     from ..model.decoding import greedy_decode
 
     model.eval()
     device = next(model.parameters()).device
     return decode_by_length(words, vocab, batch_size, lambda src: [
-        vocab.decode_phones(row) for row in greedy_decode(model, src.to(device), max_len=src.size(1) + MAX_EXTRA).cpu()])
+        vocab.decode_phones(row) for row in greedy_decode(model, src.to(device), max_len=src.size(1) + MAX_EXTRA,
+                                                                   cache=cache).cpu()])
 
 
-def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA, batch_size=250) -> list[list[str]]:
+def beam_phones(model, words, vocab, beam_size=4, alpha=0.6, max_extra=MAX_EXTRA, batch_size=250,
+                cache=None) -> list[list[str]]:
     """Beam search (section 6.1: beam 4, alpha 0.6) on each word; the best hypothesis's phones.
 
     Words are searched ``batch_size`` at a time by ``beam_search_batch``, grouped by
     length, on the model's device. The output may be at most ``max_extra`` phones longer
-    than the word.
+    than the word. ``cache`` as in ``decoding.greedy_decode``.
     """
     model.eval()
     device = next(model.parameters()).device
     return decode_by_length(words, vocab, batch_size, lambda src: [
-        vocab.decode_phones(hyps[0].tokens) for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra)])
+        vocab.decode_phones(hyps[0].tokens) for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra,
+                                                                        cache=cache)])
 
 
 def on_device(model: nn.Module, device="cpu") -> nn.Module:
@@ -310,8 +314,9 @@ def on_device(model: nn.Module, device="cpu") -> nn.Module:
     return model.to(device)
 
 
-def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
-    """WER and PER of ``model`` on a split: {"wer", "per", "words", "hyps"}.
+def score_split(model, lexicon_split, vocab, decode="greedy", cache=None) -> dict:
+    """WER and PER of ``model`` on a split: {"wer", "per", "words", "hyps"}; ``cache`` as in
+    ``decoding.greedy_decode``.
 
     Raises:
         ValueError: ``decode`` is not 'greedy' or 'beam'; the split is empty.
@@ -322,7 +327,8 @@ def score_split(model, lexicon_split, vocab, decode="greedy") -> dict:
         raise ValueError(f"lexicon_split must be a non-empty dict {{word: [pronunciation, ...]}}, got {lexicon_split!r:.80}")
     words = list(lexicon_split)
     refs = [lexicon_split[w] for w in words]
-    hyps = greedy_phones(model, words, vocab) if decode == "greedy" else beam_phones(model, words, vocab)
+    hyps = (greedy_phones(model, words, vocab, cache=cache) if decode == "greedy"
+            else beam_phones(model, words, vocab, cache=cache))
     return dict(wer=wer(hyps, refs), per=per(hyps, refs), words=words, hyps=hyps)
 
 
@@ -562,13 +568,14 @@ OUTPUTS = SHIPPED / "test_outputs.json"
 DECODES = (("last", "greedy"), ("last", "beam"), ("avg", "greedy"), ("avg", "beam"))
 
 
-def decode_test_split(path=OUTPUTS, progress=True, device="cpu") -> pathlib.Path:
+def decode_test_split(path=OUTPUTS, progress=True, device="cpu", cache=None) -> pathlib.Path:
     """Decode the whole test split with both shipped models, greedy and beam, on ``device``; write them to ``path``.
 
     Chapter 15 reads these outputs instead of decoding 6,159 words four times, and
     ``tests/test_g2p.py`` decodes a sample again and compares. The file holds the test
     words in order and, for each (weights, decoding) in ``DECODES``, one output per word,
-    its phones joined by spaces.
+    its phones joined by spaces. ``cache`` as in ``decoding.greedy_decode`` (the same tokens;
+    ``--no-cache`` on the command line re-reads every prefix, the way the file was first made).
     """
     lexicon = load_lexicon()["test"]
     vocab = G2PVocab()
@@ -578,7 +585,8 @@ def decode_test_split(path=OUTPUTS, progress=True, device="cpu") -> pathlib.Path
         model, steps = load_shipped(which)
         model = on_device(model, device)
         start = time.perf_counter()
-        hyps = greedy_phones(model, words, vocab) if decode == "greedy" else beam_phones(model, words, vocab)
+        hyps = (greedy_phones(model, words, vocab, cache=cache) if decode == "greedy"
+                else beam_phones(model, words, vocab, cache=cache))
         record["outputs"][f"{which} {decode}"] = [" ".join(h) for h in hyps]
         if progress:
             print(f"{which} {decode}: {len(words):,} words in {time.perf_counter() - start:.0f} s, "
@@ -653,6 +661,7 @@ def _main(argv=None):
     d = sub.add_parser("decode", help="decode the test split with both shipped models, greedy and beam, into "
                        "utils/checkpoints/g2p/test_outputs.json (read by chapter 15)")
     add_device_option(d)
+    add_cache_option(d)
     e = sub.add_parser("score", help="WER and PER of the shipped model on a split")
     e.add_argument("--which", choices=("avg", "last"), default="avg",
                    help="the average of the last checkpoints, or the last checkpoint alone (default: %(default)s)")
@@ -661,13 +670,14 @@ def _main(argv=None):
     e.add_argument("--split", choices=tuple(SPLITS), default="test", help="(default: %(default)s)")
     e.add_argument("--words", type=int, default=None, metavar="N", help="score only the first N words of the split")
     add_device_option(e)
+    add_cache_option(e)
     args = parser.parse_args(argv)
     if args.cmd == "train":
         train_g2p(args.workdir, steps=args.steps, threads=args.threads, arch=args.arch, seed=args.seed, device=args.device)
     elif args.cmd == "ship":
         print("wrote", ship(args.workdir, out=args.out, keep_last=args.keep_last))
     elif args.cmd == "decode":
-        print("wrote", decode_test_split(device=args.device))
+        print("wrote", decode_test_split(device=args.device, cache=args.cache))
     else:
         model, steps = load_shipped(args.which)
         model = on_device(model, args.device)
@@ -675,7 +685,7 @@ def _main(argv=None):
         if args.words is not None and args.words < 1:
             parser.error(f"--words must be a positive int, got {args.words}")
         chosen = split if args.words is None else dict(list(split.items())[:args.words])
-        res = score_split(model, chosen, G2PVocab(), decode=args.decode)
+        res = score_split(model, chosen, G2PVocab(), decode=args.decode, cache=args.cache)
         which_words = f"{len(split):,} words" if len(chosen) == len(split) else f"first {len(chosen):,} of {len(split):,} words"
         print(f"{args.split} split, {args.which} of steps {steps}, {args.decode}: "
               f"WER {res['wer']:.2%}, PER {res['per']:.2%} ({which_words})")

@@ -8,7 +8,7 @@ import argparse
 import pathlib
 import tempfile
 
-from ...core.env import ROOT, add_device_option
+from ...core.env import ROOT, add_cache_option, add_device_option
 from . import train as mt
 from .data import SPLITS, VOCAB_FILE, VOCAB_SIZE, cached_pairs, data_path, load_vocab, measure_vocab, train_vocab
 
@@ -62,6 +62,7 @@ def _main(argv=None):
                    f"shipped ones, which chapter 16 reads) only when named")
     d.add_argument("--threads", type=int, default=1, help="PyTorch threads (default: %(default)s)")
     add_device_option(d)
+    add_cache_option(d)
     x = sub.add_parser("replace", help="look up the unseen words of the shipped average's beam test translations "
                        "through its cross-attention (chapter 16)")
     x.add_argument("--out", required=True, help=f"the translations' file; {mt.REPLACED_FILE.relative_to(ROOT)} (the "
@@ -74,6 +75,7 @@ def _main(argv=None):
     e.add_argument("--decode", choices=mt.DECODES, default="beam")
     e.add_argument("--sentences", type=int, default=None, metavar="N", help="score only the first N pairs of the split")
     add_device_option(e)
+    add_cache_option(e)
     args = parser.parse_args(argv)
     if args.cmd == "vocab":
         print("wrote", train_vocab(VOCAB_FILE, args.size))
@@ -91,11 +93,11 @@ def _main(argv=None):
         if pathlib.Path(args.out).resolve() == mt.AVG_FILE.resolve():  # the shipped pair: the average and the last checkpoint alone
             print("wrote", mt.ship(args.workdir, mt.LAST_FILE, keep_last=1, dtype=args.dtype, end=end))
     elif args.cmd == "decode":
-        print("wrote", mt.decode_test_split(args.out, threads=args.threads, device=args.device))
+        print("wrote", mt.decode_test_split(args.out, threads=args.threads, device=args.device, cache=args.cache))
     elif args.cmd == "replace":
         print("wrote", mt.replace_test_outputs(args.out, threads=args.threads, device=args.device))
     elif args.cmd == "score":
-        r = mt.score_shipped(args.path, args.split, args.decode, args.sentences, device=args.device)
+        r = mt.score_shipped(args.path, args.split, args.decode, args.sentences, device=args.device, cache=args.cache)
         print(f"{args.split} split ({len(r['sources']):,} German sentences), average of steps {r['steps']}, {args.decode}: "
               f"BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f}")
         print(f"BLEU signature: {r['bleu_signature']}")

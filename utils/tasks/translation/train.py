@@ -392,7 +392,7 @@ class _Text:
 
 
 def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6, max_extra=MAX_EXTRA,
-              batch_size=None) -> list[str]:
+              batch_size=None, cache=None) -> list[str]:
     """German sentences -> English sentences (detokenised text), in the order given.
 
     Sentences are decoded ``batch_size`` at a time, grouped by length (little padding), on the model's device:
@@ -405,6 +405,8 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
         sentences: a list of German strings.
         sp: the sentencepiece vocabulary (default: the shipped one).
         batch_size: sentences per batch (default 200 greedy, 100 beam).
+        cache: as in ``decoding.greedy_decode`` (a KV cache for the Transformer by default;
+            False re-reads every prefix; the same tokens either way).
 
     Raises:
         TypeError: ``sentences`` is not a list of strings.
@@ -423,11 +425,12 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
     device = next(model.parameters()).device
     if decode == "greedy":
         def decode_batch(src):
-            return [tr.decode(row, sp) for row in greedy_decode(model, src.to(device), max_len=src.size(1) + max_extra).cpu()]
+            return [tr.decode(row, sp) for row in greedy_decode(model, src.to(device), max_len=src.size(1) + max_extra,
+                                                                cache=cache).cpu()]
     else:
         def decode_batch(src):
             return [tr.decode(hyps[0].tokens, sp)
-                    for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra)]
+                    for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra, cache=cache)]
     return decode_by_length(sentences, _Text(sp), batch_size, decode_batch)
 
 
@@ -902,10 +905,10 @@ def load_shipped(path=AVG_FILE) -> tuple[nn.Module, list[int]]:
     return model.eval(), list(saved["steps"])
 
 
-def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None, device="cpu") -> dict:
+def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None, device="cpu", cache=None) -> dict:
     """``score_pairs`` of the shipped model on a split (default: the test split, beam 4, alpha 0.6),
-    optionally on its first ``sentences`` pairs only, on ``device`` ("cpu" or "cuda"); the dict
-    also holds "steps".
+    optionally on its first ``sentences`` pairs only, on ``device`` ("cpu" or "cuda"), ``cache`` as
+    in ``translate``; the dict also holds "steps".
 
     Raises:
         ValueError: ``split`` is not a split; ``sentences`` is not None or an int >= 1; ``device`` is
@@ -920,7 +923,7 @@ def score_shipped(path=AVG_FILE, split="test", decode="beam", sentences=None, de
     model, steps = load_shipped(path)
     pairs = tr.cached_pairs(tr.data_path())[split][:sentences]
     model = model.to(device)
-    return dict(score_pairs(model, pairs, decode=decode), steps=steps)
+    return dict(score_pairs(model, pairs, decode=decode, cache=cache), steps=steps)
 
 
 def shipped_path(which: str) -> pathlib.Path:
@@ -934,7 +937,7 @@ def shipped_path(which: str) -> pathlib.Path:
     return AVG_FILE if which == "avg" else LAST_FILE
 
 
-def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1, device="cpu") -> pathlib.Path:
+def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1, device="cpu", cache=None) -> pathlib.Path:
     """Translate the test split with both shipped models, greedy and beam (4, alpha 0.6); write ``path``.
 
     Chapter 16 reads these outputs instead of translating the test sentences four times (minutes
@@ -944,7 +947,8 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1, device="cpu")
     for each (weights, decoding) of ``OUTPUT_KINDS`` one English sentence per source.
     ``threads`` sets PyTorch's CPU threads: more threads than free cores can make decoding
     many times slower (OpenMP threads wait for each other), and one thread decodes the
-    same tokens on every run. ``device`` ("cpu" or "cuda") is where the models run.
+    same tokens on every run. ``device`` ("cpu" or "cuda") is where the models run; ``cache`` as
+    in ``translate``.
 
     Raises:
         ValueError: ``threads`` is not an int >= 1; ``device`` is not "cpu" or "cuda".
@@ -961,7 +965,7 @@ def decode_test_split(path=OUTPUTS_FILE, progress=True, threads=1, device="cpu")
         model = model.to(device)
         record["steps"][which] = steps
         start = time.perf_counter()
-        record["outputs"][f"{which} {decode}"] = translate(model, sources, decode=decode)
+        record["outputs"][f"{which} {decode}"] = translate(model, sources, decode=decode, cache=cache)
         if progress:
             print(f"{which} {decode}: {len(sources):,} sentences in {time.perf_counter() - start:.0f} s")
     path = pathlib.Path(path)
