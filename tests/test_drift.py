@@ -18,7 +18,7 @@ from notebooks import ROOT, paired_markdown, read
 # The modules whose every public function and class is taught in a chapter.
 # (core.checks, core.env, the book's tooling and the exercises are course plumbing, not the model.)
 TAUGHT_MODULES = ["core.masks", "model.attention", "model.layers", "model.embeddings", "model.transformer",
-                  "model.decoding", "model.recurrent", "training.batching", "training.recipe", "training.checkpoints",
+                  "model.decoding", "model.kv_cache", "model.recurrent", "training.batching", "training.recipe", "training.checkpoints",
                   "tasks.reversal.task", "tasks.translation.baselines", "experiments.flops"]
 #: Public helpers of those modules that no chapter shows: input checks shared across modules, file
 #: plumbing, and the batched evaluation helpers that chapters 15 and 16 call but do not teach.

@@ -90,7 +90,7 @@ def test_every_decoder_gives_the_same_tokens_and_scores_with_the_cache():
 def test_a_prefix_of_the_committed_check_replays(task, decode, items):
     """The shipped models decode the first test items to the same tokens with and without the cache,
     their numbers within the stated tolerance, as the committed check found on every item."""
-    got = check.compare(task, decode, items)
+    got = check.compare_decoding(task, decode, items)
     assert got["identical"] == items, got
     for key, value in got["max_abs_diff"].items():
         assert value <= check.TOLERANCE[key], (key, value)

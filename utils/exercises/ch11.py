@@ -200,3 +200,48 @@ def _ex_11_4_sum():
          "column 0")
 def _ex_11_4_swapped_index():
     return _embedding_entry((2600, 3000), row=0, col=2)
+
+
+# ---------------------------------------------------------------- 11.5, positions with and without a KV cache
+
+KV_LENGTH = 20  # tokens generated, </s> included
+
+
+def _positions(n=KV_LENGTH, layers=BASE["N"], first=1):
+    """(without, with): positions through a decoder layer, over ``layers`` layers and steps ``first``..``n``."""
+    steps = range(first, n + 1)
+    return (layers * sum(steps), layers * len(steps))
+
+
+@register("11.5", prompt="Give (without, with): positions through a decoder layer, over the 6 layers and all "
+          "steps of a 20-token output, re-reading the prefix and with a KV cache, as a tuple of two ints.",
+          hint="at step t the decoder without a cache re-reads all t positions of the prefix in every layer; with "
+               "the cache it computes only the newest one. Sum over the steps t = 1 to 20, then over the layers.",
+          minutes=5,
+          full="`6 * (1 + 2 + ... + 20)` without the cache and `6 * 20` with it, and why: the prefix re-read "
+               "at each step against one new position.",
+          partial="The count of one layer only, the square `20 * 20` instead of the triangle, or one step short.")
+def _kv_positions():
+    return _positions()
+
+
+@mistake("11.5", "This counts one layer; the decoder has N = 6 layers, and each processes the positions")
+def _ex_11_5_one_layer():
+    return _positions(layers=1)
+
+
+@mistake("11.5", "This counts 20 positions at every step; at step t the prefix holds t positions, "
+         "1 at the first step and 20 at the last")
+def _ex_11_5_square():
+    return (BASE["N"] * KV_LENGTH * KV_LENGTH, BASE["N"] * KV_LENGTH)
+
+
+@mistake("11.5", "This leaves out one step; the 20 tokens take 20 steps, the first one reading <s> alone")
+def _ex_11_5_one_step_short():
+    return _positions(n=KV_LENGTH - 1)
+
+
+@mistake("11.5", "The two counts are swapped: re-reading the prefix processes more positions than the cache")
+def _ex_11_5_swapped():
+    without, with_cache = _positions()
+    return (with_cache, without)

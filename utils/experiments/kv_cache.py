@@ -64,7 +64,7 @@ def task_inputs(task: str, items: int | None = None):
     raise ValueError(f"task must be 'translation' or 'g2p', got {task!r}")
 
 
-def compare(task: str, decode: str, items: int | None = None, progress: bool = False) -> dict:
+def compare_decoding(task: str, decode: str, items: int | None = None, progress: bool = False) -> dict:
     """One part of ``check``: ``task``'s first ``items`` test inputs decoded with and without the cache.
 
     Returns a dict: items, identical (outputs equal token for token), first_difference (the
@@ -125,7 +125,7 @@ def _max(d, key, value):
 def check(out=CHECK_FILE, items: int | None = None, progress: bool = True) -> pathlib.Path:
     """Run every part of ``PARTS`` not yet in ``out`` (resumable) on one thread; write ``out`` after each.
 
-    The file: {"kind", "versions", "parts": {"translation greedy": compare(...), ...}}.
+    The file: {"kind", "versions", "parts": {"translation greedy": compare_decoding(...), ...}}.
 
     Raises:
         ValueError: ``out`` holds a check of another ``items`` count.
@@ -145,7 +145,7 @@ def check(out=CHECK_FILE, items: int | None = None, progress: bool = True) -> pa
             name = f"{task} {decode}"
             if name in record["parts"]:
                 continue
-            record["parts"][name] = compare(task, decode, items, progress)
+            record["parts"][name] = compare_decoding(task, decode, items, progress)
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(record, indent=1) + "\n")
     finally:
@@ -154,7 +154,7 @@ def check(out=CHECK_FILE, items: int | None = None, progress: bool = True) -> pa
 
 
 def load_check(path=CHECK_FILE) -> dict:
-    """The committed check: {"translation greedy": {...}, ...} (see ``compare``), all four parts.
+    """The committed check: {"translation greedy": {...}, ...} (see ``compare_decoding``), all four parts.
 
     Raises:
         FileNotFoundError: the file is missing (the message gives the command that makes it).
