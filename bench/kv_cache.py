@@ -9,9 +9,10 @@ machine's load falls on both alike, it times
   shipped averaged model (chapter 16's 1,293 German sources, chapter 15's 6,159 words), in the
   batches the tasks decode with (``utils.experiments.kv_cache.task_inputs``);
 * a length sweep: chapter 10's tiny model (``load_checkpoint(3000)``) made to generate exactly
-  16, 32, 64, 128 and 256 tokens for one source (``<s>`` then the argmax at every step, never
-  stopping at ``</s>``), with ``model.decode`` on the whole prefix at each step or with
-  ``KVCache.step``: the time per generated token.
+  16, 32, 64, 128 and 256 tokens for a batch of ``SWEEP_BATCH`` copies of one source (``<s>``
+  then the argmax at every step, never stopping at ``</s>``), with ``model.decode`` on the whole
+  prefix at each step or with ``KVCache.step``: the time per generated token (per step). With a
+  single sentence the tiny model's fixed cost per step hides the growth up to about 128 tokens.
 
 It writes ``bench/kv_cache.json`` (the machine, versions, the load average before, every
 repeat's seconds, and the ratio of the median uncached to the median cached time). Chapter 11
@@ -47,6 +48,8 @@ TABLE = ROOT / "bench" / "kv_cache.json"
 LENGTHS = (16, 32, 64, 128, 256)
 #: The sweep's source: the running example's "c a b e d" (chapter 10), 7 ids with <s> and </s>.
 SWEEP_SOURCE = [1, 5, 3, 4, 7, 6, 2]
+#: Sentences decoded at once in the sweep.
+SWEEP_BATCH = 8
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,13 +71,13 @@ def time_task(task, decode, cache, items=None) -> float:
 
 
 def generate(model, length: int, cache: bool) -> float:
-    """Seconds for the tiny model to generate exactly ``length`` tokens after ``<s>``."""
-    src = torch.tensor([SWEEP_SOURCE])
+    """Seconds for the tiny model to generate exactly ``length`` tokens after ``<s>``, ``SWEEP_BATCH`` rows."""
+    src = torch.tensor([SWEEP_SOURCE] * SWEEP_BATCH)
     start = time.perf_counter()
     with torch.no_grad():
         memory = model.encode(src)
         kv = KVCache(model, memory) if cache else None
-        ys = torch.tensor([[BOS_ID]])
+        ys = torch.full((SWEEP_BATCH, 1), BOS_ID)
         for _ in range(length):
             y = kv.step(ys) if cache else model.decode(ys, memory, None, target_mask(ys, model.pad_id))[:, -1]
             ys = torch.cat([ys, model.generator(y).argmax(-1, keepdim=True)], dim=1)
@@ -86,11 +89,14 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3, help="repeats of each measurement (default: %(default)s)")
     parser.add_argument("--items", type=int, default=None, metavar="N", help="only the first N test items of each task")
     parser.add_argument("--out", default=str(TABLE), help="the JSON written (default: %(default)s)")
+    parser.add_argument("--sweep-only", action="store_true", help="measure the length sweep again, keep the "
+                        "tasks' times of --out")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     load = os.getloadavg()[0]
     seconds = {}
-    for task in ("translation", "g2p"):
+    kept = json.loads(pathlib.Path(args.out).read_text()) if args.sweep_only else None
+    for task in () if kept else ("translation", "g2p"):
         for decode in ("greedy", "beam"):
             name, times = f"{task} {decode}", {"uncached": [], "cached": []}
             for r in range(args.repeats):
@@ -110,8 +116,10 @@ def main(argv=None):
     table = dict(machine=machine(), measured=datetime.date.today().isoformat(),
                  versions=dict(python=platform.python_version(), torch=torch.__version__), threads=1,
                  load_before=round(load, 2), repeats=args.repeats, items=args.items,
-                 seconds=seconds, ratio={name: ratio(t) for name, t in seconds.items()},
-                 sweep=dict(lengths=list(LENGTHS), seconds=sweep,
+                 seconds=seconds, ratio={name: ratio(t) for name, t in seconds.items()})
+    if kept:
+        table = {**kept, "sweep_measured": table["measured"], "sweep_load_before": table["load_before"]}
+    table.update(sweep=dict(lengths=list(LENGTHS), batch=SWEEP_BATCH, seconds=sweep,
                             ms_per_token={kind: [round(1000 * statistics.median(sweep[kind][str(n)]) / n, 4)
                                                  for n in LENGTHS] for kind in sweep}))
     pathlib.Path(args.out).write_text(json.dumps(table, indent=1) + "\n")
