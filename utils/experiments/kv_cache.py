@@ -56,7 +56,7 @@ def task_inputs(task: str, items: int | None = None):
         from ..tasks.translation import train as mt
         model, _ = mt.load_shipped(mt.shipped_path("avg"))
         sources, _ = tr.reference_streams(tr.cached_pairs(tr.data_path())["test"])
-        return model, mt._Text(tr.shipped_vocab()), sources[:items], 200, 100, mt.MAX_EXTRA
+        return model, mt.SourceText(tr.shipped_vocab()), sources[:items], 200, 100, mt.MAX_EXTRA
     if task == "g2p":
         from ..tasks import g2p
         model, _ = g2p.load_shipped("avg")

@@ -378,8 +378,11 @@ def run_batches(recipe: dict, split_rule: str, make_batch) -> tuple[list, loop.E
 
 # ---------------------------------------------------------------- decoding and scoring
 
-class _Text:
-    """German sentences in: the ``encode_word`` that ``decoding.decode_by_length`` calls, for text."""
+class SourceText:
+    """German sentences in: the ``encode_word`` that ``decoding.decode_by_length`` calls, for text.
+
+    ``SourceText(sp).encode_word(sentence)`` gives the sentence's piece ids under the
+    sentencepiece model ``sp``; it raises ValueError for a sentence that encodes to no piece."""
 
     def __init__(self, sp):
         self.sp = sp
@@ -431,7 +434,7 @@ def translate(model, sentences, sp=None, decode="greedy", beam_size=4, alpha=0.6
         def decode_batch(src):
             return [tr.decode(hyps[0].tokens, sp)
                     for hyps in beam_search_batch(model, src.to(device), beam_size, alpha, max_extra, cache=cache)]
-    return decode_by_length(sentences, _Text(sp), batch_size, decode_batch)
+    return decode_by_length(sentences, SourceText(sp), batch_size, decode_batch)
 
 
 def bleu_chrf(hyps, streams) -> dict:
