@@ -31,6 +31,13 @@ A ``Run`` owns
   ``step{N}.pt`` (the weights). Built again on the same folder with the same
   ``config``, a ``Run`` continues from ``state.pt`` exactly as if it had never
   stopped: on one machine the losses and weights agree to the last bit.
+
+Launched by ``torchrun`` with N > 1 processes (``distributed.World.from_env``), a ``Run`` trains
+data-parallel (section 5.2): every process draws the same batch, keeps its share
+(``distributed.shard``), and takes ``distributed.data_parallel_step`` through
+``DistributedDataParallel``; each process has its own dropout stream; only process 0 shows
+the progress bar, prints, evaluates and writes files. Its state holds every process's random
+state, so it resumes with the same number of processes only.
 """
 
 from __future__ import annotations
@@ -47,12 +54,15 @@ from tqdm import tqdm
 
 from ..core.checks import check_module, is_int
 from ..core.masks import PAD_ID
+from . import distributed
 from .checkpoints import checkpoint_steps, torch_load
 from .recipe import LabelSmoothingLoss, rate, train_step
 
 #: The keys of a saved training state (``batches``, ``eval_seconds`` and ``cuda_rng`` may be absent:
 #: states that ``g2p.train_g2p`` wrote before this loop kept ``epoch`` and ``position`` at the top).
 STATE_KEYS = ("model", "optimizer", "scheduler", "rng", "step", "elapsed", "config")
+#: Added to a state's seed of process r > 0 of a data-parallel run: its own dropout stream.
+RANK_SEED_STRIDE = 1_000_003
 
 
 def _check_optional_positive_int(**values):
@@ -285,6 +295,15 @@ class Run:
         self.log, self.checkpoints, self.last_eval = [], {}, {}
         self._losses, self._since = [], 0  # 0-d loss tensors; index of the first one not yet in a record
         self._tokens = torch.zeros(2, dtype=torch.long)  # non-pad source and target tokens since the last record
+        self.world = distributed.start(next(model.parameters()).device)
+        self.main = self.world.rank == 0  # the one process that shows, evaluates and writes
+        self.progress = progress and self.main
+        self.stepper = model
+        if self.world.size > 1:
+            from torch.nn.parallel import DistributedDataParallel
+            self.stepper = DistributedDataParallel(model)  # copies process 0's weights to the others
+            if not self.main:  # its own dropout stream
+                torch.manual_seed(torch.initial_seed() + RANK_SEED_STRIDE * self.world.rank)
         self.workdir = None if workdir is None else pathlib.Path(workdir)
         if self.workdir is not None:
             self._open(log_name, header)
@@ -313,9 +332,14 @@ class Run:
         start = time.perf_counter()
         while self.step < steps:
             src, tgt = (x.to(device) for x in next(self.batches))
-            loss = train_step(self.model, src, tgt, self.criterion, self.optimizer, self.scheduler)
+            self._tokens += torch.stack([(src != PAD_ID).sum(), (tgt != PAD_ID).sum()]).cpu()  # the whole batch's
+            if self.world.size > 1:  # this process's share, the whole batch's update
+                src, tgt = distributed.shard(src, tgt, self.world)
+                loss = distributed.data_parallel_step(self.stepper, src, tgt, self.criterion, self.optimizer,
+                                                      self.scheduler, self.world)
+            else:
+                loss = train_step(self.model, src, tgt, self.criterion, self.optimizer, self.scheduler)
             self._losses.append(loss)
-            self._tokens += torch.stack([(src != PAD_ID).sum(), (tgt != PAD_ID).sum()]).cpu()
             self.step += 1
             bar.update(1)
             if self.progress and self.step % 50 == 0:
@@ -326,7 +350,7 @@ class Run:
                 self.train_seconds += time.perf_counter() - start
                 self._save_point(end)
                 start = time.perf_counter()
-            if self.print_every and self.step % self.print_every == 0:
+            if self.print_every and self.step % self.print_every == 0 and self.main:
                 self._print_line(bar)
         self.train_seconds += time.perf_counter() - start
         bar.close()
@@ -347,7 +371,7 @@ class Run:
                       losses=torch.stack(self._losses[self._since:]).tolist() if self._losses[self._since:] else [],
                       src_tokens=src_tokens, tgt_tokens=tgt_tokens)
         self._since, self._tokens = len(self._losses), torch.zeros(2, dtype=torch.long)
-        if self.evaluate is not None and (end or self.eval_every is None or self.step % self.eval_every == 0):
+        if self.evaluate is not None and self.main and (end or self.eval_every is None or self.step % self.eval_every == 0):
             record.update(self._evaluate())
         self.log.append(record)
         if self.keep_last != 0:
@@ -356,15 +380,18 @@ class Run:
                 self.checkpoints[self.step] = weights
             else:
                 self.checkpoints[self.step] = self.workdir / f"step{self.step}.pt"
-                _save_atomically(weights, self.checkpoints[self.step])
+                if self.main:
+                    _save_atomically(weights, self.checkpoints[self.step])
             for old in sorted(self.checkpoints)[: -self.keep_last] if self.keep_last is not None else []:
-                if self.workdir is not None:
+                if self.workdir is not None and self.main:
                     self.checkpoints[old].unlink(missing_ok=True)
                 del self.checkpoints[old]
         if self.workdir is not None:  # the log first, the state last: a crash in between only repeats steps
-            with self._log_path.open("a") as f:
-                f.write(json.dumps(record) + "\n")
-            _save_atomically(self._state(), self.workdir / "state.pt")
+            state = self._state()  # every process takes part (its random state is gathered)
+            if self.main:
+                with self._log_path.open("a") as f:
+                    f.write(json.dumps(record) + "\n")
+                _save_atomically(state, self.workdir / "state.pt")
 
     def _evaluate(self) -> dict:
         start = time.perf_counter()
@@ -386,6 +413,11 @@ class Run:
                      batches=self.batches.state_dict())
         if torch.cuda.is_available():
             state["cuda_rng"] = torch.cuda.get_rng_state_all()
+        if self.world.size > 1:  # every process's dropout stream, in rank order
+            import torch.distributed as dist
+            rngs = [None] * self.world.size
+            dist.all_gather_object(rngs, torch.get_rng_state())
+            state.update(world_size=self.world.size, rank_rng=rngs)
         return state
 
     def state_dict(self) -> dict:
@@ -405,12 +437,16 @@ class Run:
         if state["config"] != self.config:
             raise ValueError(f"{where} holds a run with another configuration: {state['config']} "
                              f"(this one: {self.config}); use another workdir")
+        if state.get("world_size", 1) != self.world.size:
+            raise ValueError(f"{where} was written by a run of {state.get('world_size', 1)} process(es), this one has "
+                             f"{self.world.size}: the batches' shares and the dropout streams would differ; resume "
+                             f"with torchrun --nproc_per_node={state.get('world_size', 1)}, or use another workdir")
         try:
             self.model.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
             self.scheduler.load_state_dict(state["scheduler"])
             self.batches.load_state_dict(state.get("batches", state))
-            torch.set_rng_state(state["rng"])
+            torch.set_rng_state(state["rank_rng"][self.world.rank] if "rank_rng" in state else state["rng"])
             if "cuda_rng" in state and torch.cuda.is_available():
                 torch.cuda.set_rng_state_all(state["cuda_rng"])
         except (RuntimeError, ValueError, KeyError, TypeError) as err:
@@ -421,10 +457,15 @@ class Run:
 
     def _open(self, log_name, header):
         """Resume from workdir/state.pt if there is one (dropping later log lines), else start the log."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        if self.main:
+            self.workdir.mkdir(parents=True, exist_ok=True)
         self._log_path, state_path = self.workdir / log_name, self.workdir / "state.pt"
         if state_path.is_file():
             self.load_state_dict(read_state(state_path, self.name), where=str(state_path))
+            steps = checkpoint_steps(self.workdir, prefix="step")
+            self.checkpoints = {s: self.workdir / f"step{s}.pt" for s in steps if s <= self.step}
+            if not self.main:  # process 0 tidies the log
+                return
             read_log(self._log_path, owner=self.name)  # a readable log, or an error that names the file
             # keep only the log lines up to the saved step (a crash may have left later ones)
             lines = [line for line in self._log_path.read_text().splitlines()
@@ -432,7 +473,7 @@ class Run:
             self._log_path.write_text("".join(line + "\n" for line in lines))
             steps = checkpoint_steps(self.workdir, prefix="step")
             self.checkpoints = {s: self.workdir / f"step{s}.pt" for s in steps if s <= self.step}
-        else:
+        elif self.main:
             self._log_path.write_text(json.dumps(dict(start=self.config, **(header or {}))) + "\n")
 
 
