@@ -52,7 +52,7 @@ SWEEP_SOURCE = [1, 5, 3, 4, 7, 6, 2]
 SWEEP_BATCH = 8
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _inputs(task, items):
     return task_inputs(task, items)
 
@@ -108,7 +108,7 @@ def main(argv=None):
     model = load_checkpoint(3000)
     generate(model, 16, True), generate(model, 16, False)  # warm up
     sweep = {"uncached": {}, "cached": {}}
-    for r in range(args.repeats):
+    for _ in range(args.repeats):
         for length in LENGTHS:
             for kind in ("uncached", "cached"):
                 sweep[kind].setdefault(str(length), []).append(round(generate(model, length, kind == "cached"), 5))

@@ -13,8 +13,8 @@ A process other than 0 records every file it would write (``open`` for writing, 
 ``os.replace``, ``mkdir``, ``unlink``) and prints them on a line ``writes of rank R: [...]``.
 """
 
-import sys
 import pathlib
+import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 

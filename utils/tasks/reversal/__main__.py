@@ -1,5 +1,10 @@
 """``python -m utils.tasks.reversal``: retrain the tiny model exactly as chapter 10 does (3,000 steps,
-one thread, about 2.5 minutes) and rewrite the shipped checkpoints and the reference run's log."""
+one thread, about 2.5 minutes) and rewrite the shipped checkpoints and the reference run's log.
+
+``python -m utils.tasks.reversal train --workdir W --steps N`` trains the tiny model in a work
+folder instead (resumable; nothing shipped is touched), on one process or, launched by
+``torchrun --standalone --nproc_per_node=2 -m utils.tasks.reversal train ...``, data-parallel
+(``utils.training.distributed``): each process takes a share of every batch of 64 sentences."""
 
 import argparse
 import time
@@ -8,8 +13,9 @@ import torch
 
 from ...core.env import add_device_option, resolve_device, set_seed
 from ...model.transformer import TINY, Transformer
+from ...training import loop
 from ...training.checkpoints import average_checkpoints
-from ...training.recipe import rate
+from ...training.recipe import LabelSmoothingLoss, rate
 from . import reference_run
 from .task import TEST_SEED, exact_match, reversal_batch, save_checkpoints, short_run, train
 
@@ -41,10 +47,43 @@ def _main(device="cpu"):
     print("wrote", reference_run.write(history, warmup, seconds))
 
 
+def train_in_folder(workdir, steps, seed=0, batch_size=64, warmup=400, device="cpu", progress=True):
+    """Train ``Transformer(**TINY)`` on the reversal task in ``workdir`` (``loop.Run``: resumable, a save
+    point and checkpoint every 100 steps, the last 5 kept); data-parallel under ``torchrun``.
+
+    Returns the ``loop.Run``.
+
+    Raises:
+        ValueError: ``workdir`` holds another run (another seed, batch size or number of processes).
+    """
+    device = resolve_device(device)
+    set_seed(seed)
+    model = Transformer(**TINY).to(device)
+    batches = loop.GeneratorBatches(lambda generator: reversal_batch(batch_size, generator), seed)
+    run = loop.Run(model, batches, d_model=TINY["d_model"], warmup=warmup, criterion=LabelSmoothingLoss(0.1),
+                   save_every=100, keep_last=5, workdir=workdir, progress=progress, name="utils.tasks.reversal train",
+                   config=dict(task="reversal", seed=seed, batch_size=batch_size, warmup=warmup),
+                   desc="reversal")
+    return run.train(steps)
+
+
 def _cli(argv=None):
     parser = argparse.ArgumentParser(prog="python -m utils.tasks.reversal", description=__doc__.split("\n\n")[0])
     add_device_option(parser)
-    _main(parser.parse_args(argv).device)
+    sub = parser.add_subparsers(dest="cmd")
+    t = sub.add_parser("train", help="train the tiny model in a work folder (resumable; data-parallel under torchrun)")
+    t.add_argument("--workdir", required=True, help="checkpoints, state and log")
+    t.add_argument("--steps", type=int, default=3000, help="train until this step (default: %(default)s)")
+    t.add_argument("--seed", type=int, default=0, help="initial weights, batches and dropout (default: %(default)s)")
+    add_device_option(t)
+    args = parser.parse_args(argv)
+    if args.cmd == "train":
+        run = train_in_folder(args.workdir, args.steps, args.seed, device=args.device)
+        if run.main:
+            print(f"step {run.step}: mean training loss of the last 100 steps {run.losses[-100:].mean().item():.4f} "
+                  f"({run.world.size} process(es)); wrote {args.workdir}")
+    else:
+        _main(args.device)
 
 
 if __name__ == "__main__":
