@@ -59,7 +59,8 @@ def resolve_device(device="cpu") -> torch.device:
             (a CUDA GPU, when PyTorch sees one), as a str or a ``torch.device``.
 
     Returns:
-        The ``torch.device``. Choosing "cuda" also sets ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
+        The ``torch.device``; "cuda" in a process that ``torchrun`` started among
+        several is "cuda:LOCAL_RANK", its own GPU. Choosing "cuda" also sets ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
         unless it is set, so that cuBLAS runs deterministically under ``set_seed``'s
         ``torch.use_deterministic_algorithms``. A run's numbers on a GPU are not its
         numbers on the CPU: another order of additions, another random generator for dropout.
@@ -90,6 +91,8 @@ def resolve_device(device="cpu") -> torch.device:
         raise RuntimeError(f"device {str(device)!r} names GPU {chosen.index}, but PyTorch sees "
                            f"{torch.cuda.device_count()} (cuda:0 to cuda:{torch.cuda.device_count() - 1})")
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    if chosen.index is None and int(os.environ.get("WORLD_SIZE", "1")) > 1 and "LOCAL_RANK" in os.environ:
+        chosen = torch.device("cuda", int(os.environ["LOCAL_RANK"]))  # torchrun: process r uses GPU r
     return chosen
 
 
