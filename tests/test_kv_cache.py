@@ -44,6 +44,26 @@ def test_step_is_the_last_position_of_decode():
     assert worst < 1e-5
 
 
+def test_padding_after_an_ended_row_is_hidden_as_decode_hides_it():
+    model, src = _model(), _sources(batch=2)
+    memory = model.encode(src, padding_mask(src))
+    kv = KVCache(model, memory, padding_mask(src))
+    ys = torch.tensor([[BOS_ID, 5, 2, 0, 0], [BOS_ID, 5, 6, 7, 8]])  # row 0 ended after </s>
+    for t in range(1, 6):
+        y = kv.step(ys[:, :t])
+    with torch.no_grad():
+        full = model.decode(ys, memory, padding_mask(src), target_mask(ys))[:, -1]
+    assert (y - full).abs().max().item() < 1e-5
+
+
+def test_one_sentence_s_memory_keys_are_not_copied_per_row():
+    model, src = _model(), _sources(batch=1)
+    kv = KVCache(model, model.encode(src))
+    kv.step(torch.tensor([[BOS_ID]]))
+    kv.step(torch.tensor([[BOS_ID, 5], [BOS_ID, 6], [BOS_ID, 7]]))
+    assert all(r.data_ptr() == m.data_ptr() for r, m in zip(kv.row_keys, kv.memory_keys))
+
+
 def test_the_cache_follows_reordered_and_dropped_rows():
     """Beam search keeps some rows, twice some, in another order: the cache follows each prefix's parent."""
     model, src = _model(), _sources(batch=1)
@@ -54,15 +74,22 @@ def test_the_cache_follows_reordered_and_dropped_rows():
     kv.step(ys)
     nxt = torch.cat([ys[[2, 0, 0]], torch.tensor([[8], [9], [10]])], dim=1)  # parents 2, 0, 0
     assert kv.parents(nxt, torch.zeros(3, dtype=torch.long)).tolist() == [2, 0, 0]
-    y = kv.step(nxt)
+    y = kv.step(nxt, parents=torch.tensor([2, 0, 0]))  # given, as beam_search_batch gives them
     with torch.no_grad():
         full = model.decode(nxt, memory.expand(3, -1, -1), None, target_mask(nxt))[:, -1]
     assert (y - full).abs().max().item() < 1e-5
+    wrong = torch.cat([nxt, torch.full((3, 1), 5)], dim=1)
+    with pytest.raises(ValueError, match="extends no prefix this cache holds at the parent given"):
+        kv.step(wrong, parents=torch.tensor([1, 0, 2]))
+    with pytest.raises(ValueError, match="parents must hold one row in 0..2"):
+        kv.step(wrong, parents=torch.tensor([0, 0, 3]))
 
 
 def test_memory_is_2_N_d_model_numbers_per_token():
     model, src = _model(), _sources(batch=3)
     kv = KVCache(model, model.encode(src))
+    held = sum(k.numel() + v.numel() for k, v in zip(kv.memory_keys, kv.memory_values))
+    assert held == 3 * src.size(1) * 2 * TINY["N"] * TINY["d_model"]  # per source token of each sentence
     ys = torch.full((3, 1), BOS_ID)
     for t in range(1, 6):
         kv.step(ys)
@@ -128,7 +155,7 @@ def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(ValueError, match="src_mask must be the sources' padding mask"):
         KVCache(model, memory, torch.ones(1, 1, 1, 7, dtype=torch.bool))  # one mask for two sentences
     kv = KVCache(model, memory)
-    with pytest.raises(ValueError, match="prefixes must have 1 tokens"):
+    with pytest.raises(ValueError, match=r"prefixes must have 1 token\(s\), the whole prefix"):
         kv.step(torch.full((2, 2), BOS_ID))
     kv.step(torch.full((2, 1), BOS_ID))
     with pytest.raises(ValueError, match="pass rows"):  # another batch size

@@ -215,8 +215,8 @@ def _positions(n=KV_LENGTH, layers=BASE["N"], first=1):
 
 @register("11.5", prompt="Give (without, with): positions through a decoder layer, over the 6 layers and all "
           "steps of a 20-token output, re-reading the prefix and with a KV cache, as a tuple of two ints.",
-          hint="at step t the decoder without a cache re-reads all t positions of the prefix in every layer; with "
-               "the cache it computes only the newest one. Sum over the steps t = 1 to 20, then over the layers.",
+          hint="at step t, how many positions does one layer process without the cache, and how many with it? "
+               "Count that for every step and every layer.",
           minutes=5,
           full="`6 * (1 + 2 + ... + 20)` without the cache and `6 * 20` with it, and why: the prefix re-read "
                "at each step against one new position.",
@@ -225,7 +225,7 @@ def _kv_positions():
     return _positions()
 
 
-@mistake("11.5", "This counts one layer; the decoder has N = 6 layers, and each processes the positions")
+@mistake("11.5", "This counts one layer; each of the N = 6 layers processes those positions, so multiply by 6")
 def _ex_11_5_one_layer():
     return _positions(layers=1)
 
@@ -239,6 +239,12 @@ def _ex_11_5_square():
 @mistake("11.5", "This leaves out one step; the 20 tokens take 20 steps, the first one reading <s> alone")
 def _ex_11_5_one_step_short():
     return _positions(n=KV_LENGTH - 1)
+
+
+@mistake("11.5", "This counts one step too many; the 20 tokens take 20 steps, from <s> alone at step 1 to "
+         "the 20-token prefix at step 20")
+def _ex_11_5_one_step_long():
+    return _positions(n=KV_LENGTH + 1)
 
 
 @mistake("11.5", "The two counts are swapped: re-reading the prefix processes more positions than the cache")

@@ -90,9 +90,10 @@ def greedy_decode(model, src, max_len=None, return_probs=False, cache=None):
         src: (batch, src_len) source ids, padded with the model's ``pad_id``.
         max_len: most tokens to generate; default src_len + 50 (section 6.1).
         return_probs: also return the next-token distribution of every step.
-        cache: keep the keys and values of earlier positions in a ``KVCache`` (True; the
-            default None does when the model is a ``Transformer``) or re-read the whole
-            prefix at every step (False). The tokens are the same either way.
+        cache: True keeps the keys and values of earlier positions in a ``KVCache``;
+            False re-reads the whole prefix at every step; None (the default) is True
+            for the course's ``Transformer``, False for other models. The tokens are
+            the same either way.
 
     Returns:
         ids (batch, steps) without the leading ``<s>``, on the device of ``src``
@@ -233,7 +234,6 @@ def beam_search(model, src, beam_size=4, alpha=0.6, max_extra=50, early_stop=Tru
         A list of ``Hypothesis``, best first (see ``beam_search_core``).
 
     Raises:
-        TypeError: src is not an integer tensor.
         TypeError: src is not an integer tensor; bad cache (see ``greedy_decode``).
         ValueError: src is not (1, src_len); bad beam_size, alpha or max_extra.
         RuntimeError: the model is in training mode.
@@ -270,10 +270,11 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
     have the same length t) go through the decoder as one batch, each against a
     copy of its row's memory. On a CPU that is many times faster than one search
     per row; the log-probabilities agree with the one-row search to rounding.
-    With a ``KVCache`` (``cache``, as in ``greedy_decode``) the cache keeps one copy of
-    the encoder-decoder keys and values per row of ``src`` and each step computes
-    only the newest position of each prefix. The model runs on the device of
-    ``src`` (which must be the model's); the search itself runs on the CPU.
+    With a ``KVCache`` (``cache``, as in ``greedy_decode``) the encoder-decoder keys
+    and values are computed once per row of ``src``, the search hands the cache each
+    prefix's parent, and each step computes only the newest position of each prefix.
+    The model runs on the device of ``src`` (which must be the model's); the search
+    itself runs on the CPU.
 
     Args:
         model: a trained ``Transformer`` in eval mode.
@@ -303,6 +304,7 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
         memory = model.encode(src, src_mask)
     kv = KVCache(model, memory, src_mask) if _use_cache(model, cache) else None
     live = [[((BOS_ID,), 0.0)] for _ in lengths]  # per row: (prefix with <s>, sum of log-probabilities)
+    parents = [[0] for _ in lengths]  # per row: each live prefix's place in the previous step's batch
     finished = [[] for _ in lengths]
     t = 0
     while any(live):
@@ -310,8 +312,9 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
         rows = [i for i, beam in enumerate(live) for _ in beam]
         prefixes = torch.tensor([prefix for beam in live for prefix, _ in beam], device=src.device)
         with torch.no_grad():
-            if kv is not None:
-                y = kv.step(prefixes, torch.tensor(rows, device=src.device))
+            if kv is not None:  # the cache follows each prefix's parent
+                parent = torch.tensor([p for ps in parents for p in ps], device=src.device)
+                y = kv.step(prefixes, torch.tensor(rows, device=src.device), parent if t > 1 else None)
             else:
                 y = model.decode(prefixes, memory[rows], src_mask[rows], target_mask(prefixes, model.pad_id))[:, -1]
             logp = torch.log_softmax(model.generator(y), dim=-1).cpu()
@@ -321,9 +324,8 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
                 continue
             # from here on, row i's step is beam_search_core's step
             totals = torch.tensor([lp for _, lp in beam], dtype=torch.float64)[:, None] + logp[start:start + len(beam)].double()
-            start += len(beam)
             best = totals.flatten().topk(min(beam_size - len(finished[i]), totals.numel()))
-            live_next = []
+            live_next, parents[i] = [], []
             for total, index in zip(best.values.tolist(), best.indices.tolist()):
                 row, token = divmod(index, totals.size(1))
                 tokens = beam[row][0] + (token,)
@@ -331,15 +333,17 @@ def beam_search_batch(model, src, beam_size=4, alpha=0.6, max_extra=50, early_st
                     finished[i].append(Hypothesis(tokens[1:], total, total / length_penalty(t, alpha), True))
                 else:
                     live_next.append((tokens, total))
+                    parents[i].append(start + row)
+            start += len(beam)
             live[i] = live_next
             if live_next and early_stop and finished[i]:
                 best_finished = max(h.score for h in finished[i])
                 if max(lp for _, lp in live_next) / length_penalty(max_lens[i], alpha) <= best_finished:
-                    live[i] = []
+                    live[i], parents[i] = [], []
             if live[i] and t == max_lens[i]:  # reached max_len without </s>
                 for tokens, total in live[i]:
                     finished[i].append(Hypothesis(tokens[1:], total, total / length_penalty(max_lens[i], alpha), False))
-                live[i] = []
+                live[i], parents[i] = [], []
     return [sorted(f, key=lambda h: -h.score) for f in finished]
 
 
