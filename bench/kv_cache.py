@@ -118,7 +118,8 @@ def main(argv=None):
                  load_before=round(load, 2), repeats=args.repeats, items=args.items,
                  seconds=seconds, ratio={name: ratio(t) for name, t in seconds.items()})
     if kept:
-        table = {**kept, "sweep_measured": table["measured"], "sweep_load_before": table["load_before"]}
+        table = {**kept, "sweep_measured": table["measured"], "sweep_load_before": table["load_before"],
+                 "sweep_repeats": args.repeats}
     table.update(sweep=dict(lengths=list(LENGTHS), batch=SWEEP_BATCH, seconds=sweep,
                             ms_per_token={kind: [round(1000 * statistics.median(sweep[kind][str(n)]) / n, 4)
                                                  for n in LENGTHS] for kind in sweep}))
