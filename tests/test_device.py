@@ -203,11 +203,11 @@ def test_g2p_decoding_sends_the_words_to_the_model_s_device(monkeypatch):
 
     seen = []
 
-    def greedy(model, src, max_len=None):
+    def greedy(model, src, max_len=None, cache=None):
         seen.append(src.device)
         return torch.full((src.size(0), 1), 2)  # </s>: no phones (on the CPU: a meta tensor holds no ids)
 
-    def beam(model, src, *args):
+    def beam(model, src, *args, cache=None):
         seen.append(src.device)
         return [[Hypothesis((2,), 0.0, 0.0, True)] for _ in range(src.size(0))]
 
@@ -222,7 +222,7 @@ def test_g2p_decoding_sends_the_words_to_the_model_s_device(monkeypatch):
 def test_translation_decoding_sends_the_sentences_to_the_model_s_device(monkeypatch):
     seen = []
 
-    def greedy(model, src, max_len=None):
+    def greedy(model, src, max_len=None, cache=None):
         seen.append(src.device)
         return torch.full((src.size(0), 1), 2)  # on the CPU: a meta tensor holds no ids
 

@@ -331,8 +331,7 @@ class Run:
         self.model.train()
         start = time.perf_counter()
         while self.step < steps:
-            src, tgt = (x.to(device) for x in next(self.batches))
-            self._tokens += torch.stack([(src != PAD_ID).sum(), (tgt != PAD_ID).sum()]).cpu()  # the whole batch's
+            src, tgt = whole = tuple(x.to(device) for x in next(self.batches))
             if self.world.size > 1:  # this process's share, the whole batch's update
                 src, tgt = distributed.shard(src, tgt, self.world)
                 loss = distributed.data_parallel_step(self.stepper, src, tgt, self.criterion, self.optimizer,
@@ -340,6 +339,7 @@ class Run:
             else:
                 loss = train_step(self.model, src, tgt, self.criterion, self.optimizer, self.scheduler)
             self._losses.append(loss)
+            self._tokens += torch.stack([(whole[0] != PAD_ID).sum(), (whole[1] != PAD_ID).sum()]).cpu()  # the whole batch's
             self.step += 1
             bar.update(1)
             if self.progress and self.step % 50 == 0:
