@@ -19,10 +19,13 @@ from notebooks import ROOT, paired_markdown, read
 # (core.checks, core.env, the book's tooling and the exercises are course plumbing, not the model.)
 TAUGHT_MODULES = ["core.masks", "model.attention", "model.layers", "model.embeddings", "model.transformer",
                   "model.decoding", "model.kv_cache", "model.recurrent", "training.batching", "training.recipe", "training.checkpoints",
+                  "training.distributed",
                   "tasks.reversal.task", "tasks.translation.baselines", "experiments.flops"]
 #: Public helpers of those modules that no chapter shows: input checks shared across modules, file
-#: plumbing, and the batched evaluation helpers that chapters 15 and 16 call but do not teach.
+#: plumbing, the batched evaluation helpers that chapters 15 and 16 call but do not teach, and the
+#: process bookkeeping of data parallelism (chapter 10 shows the two functions that do the work).
 UNTAUGHT = {"training.recipe": {"check_transformer", "dev_loss"},
+            "training.distributed": {"World", "start"},
             "training.checkpoints": {"torch_load", "checkpoint_steps"}, "model.decoding": {"decode_by_length"},
             "experiments.flops": {"translation_training_flops"},
             "tasks.translation.baselines": {"words", "word_spans", "join_words", "copy_source",

@@ -170,3 +170,59 @@ def _ex_10_3_log10():
          "over all tokens pays the same -log p on each of them")
 def _ex_10_3_right_share_only():
     return (1 - 0.1) * _uniform_loss(PAPER_VOCAB)
+
+
+# ---------------------------------------------------------------- 10.4, data parallelism
+
+SHARE_TOKENS = (30, 50)  # target tokens of the two processes' shares of one batch
+
+
+def _scales(tokens):
+    """The factor by which each share's mean loss is multiplied, read off the gradients: one process's
+    gradient on a token of the whole batch over DDP's (the mean of the N shares' gradients)."""
+    x = torch.zeros(sum(tokens), dtype=torch.float64, requires_grad=True)  # the per-token losses
+    whole = torch.autograd.grad(x.mean(), x)[0]
+    firsts = [sum(tokens[:r]) for r in range(len(tokens))]
+    ddp = [torch.autograd.grad(share.mean() / len(tokens), x)[0] for share in x.split(list(tokens))]
+    return tuple((whole[i] / g[i]).item() for i, g in zip(firsts, ddp))
+
+
+@register(
+    "10.4",
+    prompt="Two processes share a batch: 30 target tokens on process 0, 50 on process 1. By what factor must each "
+           "multiply its share's mean loss so that DDP (which averages the two gradients) takes the one-process "
+           "update? A tuple of two floats (factor of process 0, factor of process 1), to 4 decimals.",
+    decimals=4,
+    hint="Write the weight that one token of each share gets in the batch's mean, then the weight it gets when "
+         "DDP averages the two shares' means; the factor is their ratio.",
+    minutes=10,
+    full="N n_r / n for each process, derived from the weight of one token in the batch's mean and in DDP's "
+         "average, and checked against the chapter's data_parallel_step.",
+    partial="The factor without the N that undoes DDP's average, the two factors swapped, or their inverses.",
+)
+def _ex_10_4():
+    return _scales(SHARE_TOKENS)
+
+
+@mistake("10.4", "This leaves out the factor N = 2: DDP divides the sum of the two gradients by N, and the "
+         "factor must undo that division")
+def _ex_10_4_no_n():
+    return tuple(s / len(SHARE_TOKENS) for s in _scales(SHARE_TOKENS))
+
+
+@mistake("10.4", "These are the two factors swapped: the share with fewer tokens gets the smaller factor, "
+         "since each of its tokens weighs too much in the mean of the two means")
+def _ex_10_4_swapped():
+    return _scales(SHARE_TOKENS)[::-1]
+
+
+@mistake("10.4", "These are the inverses of the factors: the factor is the token's weight in the batch's mean "
+         "over its weight in DDP's average, not the other way round")
+def _ex_10_4_inverse():
+    return tuple(1 / s for s in _scales(SHARE_TOKENS))
+
+
+@mistake("10.4", "Factors of 1 leave each share divided by its own tokens, the mistake the chapter runs: the "
+         "shares hold different numbers of tokens, so the mean of the two means is not the batch's mean")
+def _ex_10_4_local():
+    return (1.0, 1.0)
