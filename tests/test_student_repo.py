@@ -65,6 +65,14 @@ def copy_html(copy, tmp_path_factory):
     return base / "_build" / "html"
 
 
+def test_the_copy_carries_the_workflows_that_test_and_publish_it(copy):
+    """The copy's GitHub workflows are the course's: its tests on every push, its own book (the student
+    edition, its default build) published to GitHub Pages by its ``bash .ci/site``."""
+    for name in ("tests.yml", "publish.yml"):
+        assert (copy / ".github" / "workflows" / name).read_text() == (ROOT / ".github" / "workflows" / name).read_text()
+    assert (copy / ".ci" / "site").is_file() and (copy / "utils" / "book" / "publish_site.py").is_file()
+
+
 def test_the_copy_has_no_solutions_and_points_at_its_url(copy):
     assert not (copy / "solutions").exists() and not (copy / ".git").exists()
     assert not list(copy.glob("chapters/instructors.*")) and not list(copy.rglob("*instructors.po"))
