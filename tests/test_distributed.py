@@ -106,3 +106,15 @@ def test_a_launch_without_torchrun_is_refused(monkeypatch):
         World.from_env()
     with pytest.raises(ValueError, match="normalise must be"):
         distributed.data_parallel_step(None, None, None, None, None, None, World(), normalise="batch")
+
+
+def test_a_run_whose_smallest_batch_cannot_be_shared_is_refused_at_once(monkeypatch):
+    """Before the first step, not when the epoch reaches that batch (found by the learner's review: a
+    two-process translation run with small batches stopped at step 222 and lost its work)."""
+    from utils.model.transformer import Transformer
+    from utils.training import loop
+
+    monkeypatch.setattr(distributed, "start", lambda device="cpu": World(0, 2))
+    source = loop.EpochBatches([[0, 1, 2], [3]], lambda indices: None)
+    with pytest.raises(ValueError, match="the smallest batch holds 1 sentence, fewer than the 2 processes"):
+        loop.Run(Transformer(13, d_model=16, h=2, d_ff=32, N=1), source, d_model=16, warmup=4, progress=False)

@@ -93,6 +93,10 @@ def resolve_device(device="cpu") -> torch.device:
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     if chosen.index is None and int(os.environ.get("WORLD_SIZE", "1")) > 1 and "LOCAL_RANK" in os.environ:
         chosen = torch.device("cuda", int(os.environ["LOCAL_RANK"]))  # torchrun: process r uses GPU r
+        if chosen.index >= torch.cuda.device_count():
+            raise RuntimeError(f"torchrun started process {chosen.index} of this machine with --device cuda, but PyTorch "
+                               f"sees {torch.cuda.device_count()} GPU(s): start at most one process per GPU "
+                               f"(--nproc_per_node={torch.cuda.device_count()})")
     return chosen
 
 

@@ -101,7 +101,7 @@ def shard(src, tgt, world: World):
     if tgt.size(0) != b:
         raise ValueError(f"src and tgt must hold the same sentences, got {b} and {tgt.size(0)} rows")
     if b < world.size:
-        raise ValueError(f"a batch of {b} sentences cannot be shared by {world.size} processes: "
+        raise ValueError(f"a batch of {b} sentence{'s' if b != 1 else ''} cannot be shared by {world.size} processes: "
                          f"every process needs at least one sentence (use fewer processes or larger batches)")
     base, extra = divmod(b, world.size)
     begin = world.rank * base + min(world.rank, extra)

@@ -300,6 +300,10 @@ class Run:
         self.progress = progress and self.main
         self.stepper = model
         if self.world.size > 1:
+            smallest = min(map(len, batches.batches)) if isinstance(batches, EpochBatches) else None
+            if smallest is not None and smallest < self.world.size:  # refused now, not hours in at that batch
+                raise ValueError(f"the smallest batch holds {smallest} sentence{'s' if smallest != 1 else ''}, fewer than the "
+                                 f"{self.world.size} processes that share each batch: use fewer processes or larger batches")
             from torch.nn.parallel import DistributedDataParallel
             self.stepper = DistributedDataParallel(model)  # copies process 0's weights to the others
             if not self.main:  # its own dropout stream
