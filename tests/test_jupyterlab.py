@@ -85,8 +85,6 @@ def lab(tmp_path_factory):
             "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={ROOT}",
             f"--LabApp.user_settings_dir={home / 'settings'}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
             "--LabApp.expose_app_in_browser=True", "--ServerApp.open_browser=False"]
-    if os.geteuid() == 0:
-        args.append("--allow-root")
     with open(home / "server.log", "w") as log:
         server = subprocess.Popen(["bash", str(ROOT / ".ci" / "lab"), *args], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                   env=dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"),

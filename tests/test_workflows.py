@@ -72,7 +72,9 @@ def test_the_test_workflow_runs_the_readmes_test_command_on_every_push():
     assert cache["with"]["path"] == ".venv" and "requirements.txt" in cache["with"]["key"]
     report = next(s for s in steps(data) if s.get("uses", "").startswith("actions/upload-artifact"))
     assert report.get("if") == "always()"
-    assert f"--junitxml={report['with']['path']}" in data["jobs"]["test"]["env"]["PYTEST_ADDOPTS"]
+    assert report["with"]["path"] == "test-report*.xml"
+    assert "--junitxml=test-report.xml" in data["jobs"]["test"]["env"]["PYTEST_ADDOPTS"]
+    assert "test-report-second.xml" in run_script, "the second path's report must not overwrite the first's"
 
 
 def test_the_publish_workflow_builds_the_site_and_deploys_it_to_pages():
