@@ -269,7 +269,10 @@ def main(argv: list[str]) -> int:
           f"  git remote add origin {url}.git   # an empty repository, created first on GitHub\n"
           "  git push -u origin main\n"
           "Make the repository public: Colab and Kaggle then open its notebooks from the book's buttons\n"
-          f"(bash .ci/build in the copy builds that book into {target / '_build' / 'html'}).")
+          f"(bash .ci/build in the copy builds that book into {target / '_build' / 'html'}).\n"
+          "Before the first push, choose Settings > Pages > Source: GitHub Actions; its workflow publish.yml then\n"
+          f"publishes the book at https://{url.split('/')[-2].lower()}.github.io/{url.split('/')[-1]}/ on every push to main\n"
+          "(after a push made first, run 'publish the book' again from the Actions tab).")
     return 0
 
 
