@@ -189,8 +189,8 @@ def _scales(tokens):
 
 @register(
     "10.4",
-    prompt="Two processes share a batch: 30 target tokens on process 0, 50 on process 1. By what factor must each "
-           "multiply its share's mean loss so that DDP (which averages the two gradients) takes the one-process "
+    prompt="Two processes split a batch: 30 target tokens go to process 0, 50 to process 1. By what factor must each "
+           "multiply the mean loss of its rows so that DDP (which averages the two gradients) takes the one-process "
            "update? A tuple of two floats (factor of process 0, factor of process 1), to 4 decimals.",
     decimals=4,
     hint="Write the weight that one token of each share gets in the batch's mean, then the weight it gets when "
