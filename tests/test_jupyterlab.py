@@ -28,8 +28,8 @@ import urllib.request
 
 import nbformat
 import pytest
+import test_browser
 from notebooks import ROOT
-from test_browser import CHROMIUM_FLAGS, chromium_path
 
 CHAPTERS = {"chapters/02_scaled_dot_product_attention.ipynb": ("fig-sqrt-dk", "angle", 30),
             "chapters/07_positional_encoding.ipynb": ("fig-pe-rotation", "k", 7)}
@@ -111,19 +111,7 @@ def lab(tmp_path_factory):
             os.killpg(server.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (pip install -r requirements.txt)")
-    exe = chromium_path()
-    if exe is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver; bash .ci/test does it as root)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
+browser = test_browser.browser  # one Chromium per module, launched as tests/test_browser.py launches it
 
 
 @pytest.mark.parametrize("notebook", CHAPTERS)

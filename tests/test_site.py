@@ -22,8 +22,9 @@ import threading
 from urllib.parse import unquote, urlsplit
 
 import pytest
+import test_browser
 from notebooks import ROOT, toc_files
-from test_browser import CHROMIUM_FLAGS, FILE_PAGES, _QuietHandler, _Server, chromium_path, open_every_page
+from test_browser import FILE_PAGES, _QuietHandler, _Server, open_every_page
 
 LANGS = {"en": "", "fr": "fr/"}
 
@@ -84,19 +85,7 @@ def test_every_page_links_to_its_counterpart_in_the_other_language(site):
     assert not problems, "\n".join(problems)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (pip install -r requirements.txt)")
-    exe = chromium_path()
-    if exe is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver; bash .ci/test does it as root)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
+browser = test_browser.browser  # one Chromium per module, launched as tests/test_browser.py launches it
 
 
 @pytest.fixture(scope="module")
