@@ -19,6 +19,9 @@
 - The answer checker's messages in a French page's printed outputs are French, one for each
   English message of the English page, and chapter 12's tables give their verdicts in the
   words of its French prose (``utils/book/french_outputs.py``).
+- Issue 58: no English word or English-style number in a printed results table, no English
+  citation label or bibliography word, no hyphen-minus as a minus sign and no « X-Y » range
+  in a French page's prose.
 
 The offline browser checks (math typeset, nothing fetched from another host, images
 load with alt text, no JavaScript error) run on the French edition in ``test_browser.py``.
@@ -341,20 +344,109 @@ def test_the_checkers_messages_on_a_french_page_are_french(built_book, french, n
 VERDICTS = {"within noise": "dans le bruit", "better": "meilleur", "worse": "moins bon"}
 
 
-def _verdict_cells(page: BeautifulSoup) -> list[str]:
-    """The cells of the verdict columns of chapter 12's results tables ("Our Table 3" and each group's)."""
-    cells = []
+def _verdict_columns(page: BeautifulSoup) -> list[list[int]]:
+    """Per results table of chapter 12's English page, the indices of its verdict columns ("Our
+    Table 3" and each group's); the French page's tables are the same, with French headers."""
+    out = []
     for table in page.select("article div.course-table table"):
         heads = [th.get_text().strip() for th in table.select("thead th")]
-        columns = [i for i, h in enumerate(heads) if h == "verdict" or heads[:4] == ["row", "vs", "exact", "perplexity"]
-                   and h in ("exact", "perplexity")]
-        cells += [tr.find_all("td")[i].get_text().strip() for tr in table.select("tbody tr") for i in columns]
+        out.append([i for i, h in enumerate(heads) if h == "verdict" or heads[:4] == ["row", "vs", "exact", "perplexity"]
+                    and h in ("exact", "perplexity")])
+    return out
+
+
+def _verdict_cells(page: BeautifulSoup, columns: list[list[int]]) -> list[str]:
+    """The cells of the verdict columns ``columns`` (``_verdict_columns``) of a page's results tables."""
+    tables = page.select("article div.course-table table")
+    assert len(tables) == len(columns), "the French page shows the English page's tables"
+    cells = [tr.find_all("td")[i].get_text().strip() for table, cols in zip(tables, columns)
+             for tr in table.select("tbody tr") for i in cols]
     return [c for c in cells if c]
 
 
 def test_chapter_12s_tables_give_their_verdicts_in_french(built_book, french):
     name = "chapters/12_variations"
-    english = _verdict_cells(soup(HTML, name))
+    columns = _verdict_columns(soup(HTML, name))
+    english = _verdict_cells(soup(HTML, name), columns)
     assert len(english) > 50 and set(english) == set(VERDICTS), set(english)
     for root in (FR_HTML, FR_STUDENT_HTML):
-        assert _verdict_cells(soup(root, name)) == [VERDICTS[v] for v in english], f"{root}/{name}"
+        assert _verdict_cells(soup(root, name), columns) == [VERDICTS[v] for v in english], f"{root}/{name}"
+
+
+# ---- issue 58: the last English words and English typography a French reader meets --------
+
+_spec = importlib.util.spec_from_file_location("course_french_outputs", ROOT / "utils" / "book" / "french_outputs.py")
+french_outputs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(french_outputs)
+#: A hyphen-minus used as a minus sign: before a digit, after no letter, digit or closing bracket.
+_HYPHEN_MINUS = re.compile(r"(?<![\w.,)\]-])-\d")
+#: A range written with a hyphen, « 0,79-1,51 » (a version such as 1.9-6 has a decimal point: not prose).
+_HYPHEN_RANGE = re.compile(r"(?<![\w.,-])\d+(?:,\d+)?[%\u202f]*-\d+(?:,\d+)?(?![\w.-])")
+_DOUBLED = re.compile(r"\b(?:de|à) de \d|\bd[’'] ?de \d")
+
+
+def typography_slips(text: str) -> list[str]:
+    """The English typography left in a French page's prose: a hyphen-minus as a minus sign, a
+    hyphen range, a range with its « de » doubled."""
+    return [m.group(0) for r in (_HYPHEN_MINUS, _HYPHEN_RANGE, _DOUBLED) for m in r.finditer(text)]
+
+
+def english_table_cells(page: BeautifulSoup, phrases: dict[str, str]) -> list[str]:
+    """The words of a French page's results tables that are not French (not a translation of
+    ``outputs.po``), and their cells without words that keep an English number (0.5, -3)."""
+    out = []
+    french_words = set(phrases.values()) | {v.replace(" ", "\u00a0") for v in phrases.values()}
+    for table in page.select("div.course-table table"):
+        caption = table.find("caption")
+        cells = ([caption] if caption is not None else []) + table.select("th, td")
+        for cell in cells:
+            text = cell.get_text().strip()
+            if not text:
+                continue
+            if french_outputs.has_words(text):
+                if text not in french_words and text.replace("\u00a0", " ") not in french_words:
+                    out.append(text)
+            elif (re.search(r"(?<![\w.=])\d+\.\d+(?![\d.])|(?<![\w.=-])-\d", text)
+                  and not french_outputs._CODE_NAME.fullmatch(text) and "=" not in text):
+                out.append(text)
+    return out
+
+
+def test_the_scans_find_each_slip():
+    """The scans below can fail: a French text and a table with each slip."""
+    assert typography_slips("un écart de -0,3 point, de 0,79-1,51 points, de de 0,5 à 1") == [
+        "-0", "0,79-1,51", "de de 0"]
+    assert not typography_slips("SmolLM2-135M, version 1.9-6, x−1, de \u22120,3 à 2,5, IBM-1")
+    table = BeautifulSoup('<div class="course-table"><table><thead><tr><th>test BLEU</th><th>run</th></tr></thead>'
+                          '<tbody><tr><td>0.5</td><td>d_ff=1024</td></tr><tr><td>\u22120,5</td><td>lr2</td></tr>'
+                          '</tbody></table></div>', "html.parser")
+    assert english_table_cells(table, {"test BLEU": "BLEU de test", "lr2": "lr2"}) == ["test BLEU", "run", "0.5"]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_a_french_page_shows_french_tables_citations_and_number_typography(french, name):
+    """Issue 58: no English table header, word or number in a printed results table
+    (``french_outputs``), no English citation label or bibliography word (« et », « s. d. »:
+    ``french_citations``), no hyphen-minus as a minus sign and no « X-Y » range in the prose."""
+    page = soup(FR_HTML, name)
+    phrases = french_outputs.phrase_table(ROOT / "locales" / "fr" / "LC_MESSAGES" / "outputs.po").get(name, {})
+    assert not english_table_cells(page, phrases), f"{name}: English in printed tables: {english_table_cells(page, phrases)[:8]}"
+    slips = typography_slips(_prose_without_code_and_math(page))
+    assert not slips, f"{name}: English number typography in the prose: {slips[:8]}"
+    labels = [a.get_text() for a in page.select("a.reference.internal[title]")]  # a citation's label
+    entries = [a.get("title", "") for a in page.select("a.reference.internal[title]")]  # its tooltip: its entry
+    entries += [re.sub(r"^\s*\[[^\]]*\]\s*(?:\([^)]*\))?", "", c.get_text(" ")) for c in page.select('[role="doc-biblioentry"]')]
+    english = [t for t in labels if re.search(r" and |\bn\.d\.", t)]
+    english += [t for t in entries if re.search(r" and |\bn\.d\.|\bURL:", authors(t)) or re.search(r"\bn\.d\.|\bURL:", t)]
+    assert not english, f"{name}: English citation words: {english[:5]}"
+
+
+def authors(entry: str) -> str:
+    """The names at the head of a bibliography entry: up to the first full stop after a word
+    (not after an initial, « Geoffrey E. Hinton »). A title may say "and"; names may not."""
+    m = re.search(r"(?<=\w\w)\.\s", entry)
+    return entry[:m.start()] if m else entry
+
+
+def test_authors_stop_at_the_first_full_stop_after_a_word():
+    assert authors("Jimmy Ba, and Geoffrey E. Hinton. Layer normalization and more.") == "Jimmy Ba, and Geoffrey E. Hinton"

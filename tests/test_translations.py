@@ -108,18 +108,19 @@ def test_french_typography_and_numbers():
     assert ft("`a; b: c?` et $x: y$ et https://example.org/a:b") == "`a; b: c?` et $x: y$ et https://example.org/a:b"
     fn = translations.french_number
     assert fn("14,672") == f"14{NNBSP}672" and fn("0.841") == "0,841" and fn("26.2%") == f"26,2{NNBSP}%"
-    assert fn("3.24e14") == f"3,24{NBSP}×{NBSP}10¹⁴" and fn("-5") == "-5" and fn("within noise") is None
+    assert fn("3.24e14") == f"3,24{NBSP}×{NBSP}10¹⁴" and fn("-5") == "\u22125" and fn("within noise") is None
     assert fn("3.2.1") is None
     assert translations.english_numbers("section 3.2.1 and 14,672 pairs, 0.5") == ["0.5", "14672", "3.2.1"]
     assert translations.english_number_options("about 40K sentences, SmolLM2-135M") == [{"135"}, {"40", "40000"}]
     assert translations.french_numbers(f"section 3.2.1 et 14{NNBSP}672 paires, 0,5") == ["0.5", "14672", "3.2.1"]
     assert translations.french_glued("[2.0093, 1.3302]") == f"[2,0093{NNBSP}; 1,3302]"
-    assert translations.french_glued("0.46-0.49") == "0,46-0,49" and translations.french_glued("24.65%-25.1%") == \
-        f"24,65{NNBSP}%-25,1{NNBSP}%"
+    assert translations.french_glued("0.46-0.49") == "0,46 à 0,49" and translations.french_glued("24.65%-25.1%") == \
+        f"24,65{NNBSP}% à 25,1{NNBSP}%" and translations.french_glued("9-11") == "9 à 11"
+    assert translations.french_glued("-0.54--0.2") == "\u22120,54 à \u22120,2" and translations.french_glued("1.9-6a") is None
     assert translations.french_glued("within noise") is None and translations.french_glued("[a, 1]") is None
     assert translations.french_glued("+1.53 [+0.58, +2.53]") == f"+1,53 [+0,58{NNBSP}; +2,53]"
     assert translations.french_glued("+1.53 [a, +2.53]") is None
-    assert translations.french_glued("-0.5") == "-0,5" and translations.french_glued("a-1") is None
+    assert translations.french_glued("-0.5") == "\u22120,5" and translations.french_glued("a-1") is None
     assert ft("l'*entropie* d'un `a'b`") == "l\u2019*entropie* d\u2019un `a'b`"
 
 
@@ -196,8 +197,13 @@ def test_scientific_values_sizes_and_singular_below_two():
     fg, nb = translations.french_glued, NBSP
     assert fg("3.0e18") == f"3,0{nb}×{nb}10¹⁸" and fg("2.703e-06") == f"2,703{nb}×{nb}10⁻⁶"
     assert fg("3.2 × 10¹⁴") == f"3,2{nb}×{nb}10¹⁴" and fg("1e-9") == "10⁻⁹"
-    assert fg("1.4e-06 < 1e-05") == f"1,4{nb}×{nb}10⁻⁶{nb}< 10⁻⁵" and fg("-0.54 to +0.23") == "-0,54 à +0,23"
+    assert fg("1.4e-06 < 1e-05") == f"1,4{nb}×{nb}10⁻⁶{nb}< 10⁻⁵" and fg("-0.54 to +0.23") == "\u22120,54 à +0,23"
     assert fg("0.55 to 1.86") == "0,55 à 1,86" and fg("two to three") is None
+    # « de X à Y »: the build adds the « de » unless the sentence has it
+    fr = translations.french_range
+    assert fr("0,55 à 1,86", "intervalle (") == "de 0,55 à 1,86" and fr("0,55 à 1,86", "a baissé de ") == "0,55 à 1,86"
+    assert fr("9 à 11", "les mots d’") == "9 à 11" and fr("0,55", "(") == "0,55" and fr(f"9{NNBSP}000 à 10{NNBSP}000", "") \
+        == f"de 9{NNBSP}000 à 10{NNBSP}000" and fr("\u22120,3 à 2,5", "aux, ") == "de \u22120,3 à 2,5"
     assert translations.english_numbers("3.3e18 FLOPs, eps 1e-9") == translations.french_numbers(
         f"3,3{nb}×{nb}10¹⁸ FLOP, eps 10⁻⁹") == ["sci:1e-09", "sci:3.3e+18"]
     sb = translations.singular_below_two

@@ -305,6 +305,10 @@ def translate_rendered(app, doctree, docname):
                                f"locales/{lang}/LC_MESSAGES/glue.po (run bash .ci/translations update)",
                                location=docname)
                 continue
+        if french is not None and translations.is_range(french):  # « de 0,79 à 1,51 »
+            at = node.parent.index(node)
+            before = node.parent[at - 1].astext() if at > 0 else ""
+            french = translations.french_range(french, before)
         if french is not None and french != text:
             node.children = [nodes.Text(french)]
         # « 0,66 seconde »: below 2, the unit after a glued number is singular
@@ -433,5 +437,9 @@ def setup(app):
     import french_outputs
 
     app.connect("doctree-resolved", french_outputs.translate_outputs)  # checker messages, named tables' words
+    import french_citations
+
+    french_citations.register()  # « Kudo et Richardson, 2018 »: the French styles of labels and entries
+    app.connect("doctree-resolved", french_citations.translate_citations)  # notes, « s. d. »
     glue_in_translations(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

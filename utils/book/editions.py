@@ -116,6 +116,8 @@ def language_config(config: dict, lang: str) -> dict:
     sphinx_config = cfg["sphinx"].setdefault("config", {})
     sphinx_config["language"] = lang
     sphinx_config.update(NOTEBOOK_PROMPTS[lang])
+    # « Kudo et Richardson, 2018 »: the styles utils/book/french_citations.py registers
+    sphinx_config.update(bibtex_reference_style="author_year_fr", bibtex_default_style="alpha_fr")
     return cfg
 
 

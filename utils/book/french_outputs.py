@@ -1,4 +1,4 @@
-"""The French edition's printed outputs: the answer checkers' messages, and the words of named tables.
+"""The French edition's printed outputs: the answer checkers' messages, and the results tables.
 
 The book shows the outputs stored in the executed notebooks, which the English code
 printed. On a French page (``translate_outputs``, hooked on ``doctree-resolved`` by
@@ -10,76 +10,102 @@ printed. On a French page (``translate_outputs``, hooked on ``doctree-resolved``
   functions write it again from ``checkers.po``. A line that starts as a message of the
   checker but that none of its sentences gives is a build warning (``-W`` fails): the
   notebook's outputs are older than its checker; re-execute it (``bash .ci/sync``).
-* the cells of the columns that ``OUTPUT_TABLES`` names, in the results tables it names
-  (``utils.book.layout.Table``), are translated from ``outputs.po`` (context: the page),
-  and each such column is padded again to its new width. Only those: the rest of a table
-  (numbers, names of runs, headers) and every other output stay as printed. A cell
-  without a translation is a build warning, and so is a named table the page no longer shows.
+* every results table (``utils.book.layout.Table``) is written in French: each header,
+  caption and cell with words from ``outputs.po`` (context: the page; a name, such as a
+  run's or a system's, is translated as itself), every other cell by rule (``french_cell``:
+  « 0,5 », « 14 672 », « −3,1 », « 2,3 à 3,3 »; code such as ``p_drop=0.1`` as printed),
+  each column padded again to its new width. A cell without a translation is a build warning.
+  Other printed text (``print`` lines, tensors) stays as the English code printed it.
 
-``outputs.pot`` (``translations.EXTRA_TEMPLATES``) holds the words of those columns as the
-notebooks' stored tables show them (``table_messages``), so ``bash .ci/translations update``
-gives the translator each new one.
+``outputs.pot`` (``translations.EXTRA_TEMPLATES``) holds the tables' words as the notebooks'
+stored outputs show them (``table_messages``), so ``bash .ci/translations update`` gives the
+translator each new one.
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
+import re
 import sys
-from typing import NamedTuple
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LANG = "fr"
-#: The catalogue of the named tables' words, ``locales/fr/LC_MESSAGES/outputs.po``
+#: The catalogue of the tables' words, ``locales/fr/LC_MESSAGES/outputs.po``
 #: (``translations.OUTPUTS_DOMAIN``; read here with babel, so that this module imports
 #: nothing of ``translations``, which imports it).
 DOMAIN = "outputs"
 
 
-class OutputTable(NamedTuple):
-    """Results tables of a page whose words in some columns a French page shows in French.
-
-    ``headers`` are the table's first headers, which pick it out among the page's tables;
-    ``columns`` the headers of the columns whose cells are translated (every column of that
-    header, when two share it).
-    """
-
-    page: str
-    headers: tuple[str, ...]
-    columns: tuple[str, ...]
+#: A cell that is code, kept as printed: a name such as ``decoder_layers.0.norm1`` or ``d_ff``.
+_CODE_NAME = re.compile(r"[A-Za-z_][\w]*(?:[._\[\]][\w\]]+)+")
+#: A number as a table prints it: ``14,672``, ``-0.54``, ``+1.53``, ``26.2%``, ``3.3e18``.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?P<unit>%|x)?(?![\w]|\.\d)")
+#: A section number, 3.2.1: kept as it is.
+_SECTION = re.compile(r"\d+(?:\.\d+){2,}")
+#: The words that join numbers in a cell without other words: « 2,3 à 3,3 », « 1 293 sur 1 293 ».
+CONNECTIVES = {"to": "à", "of": "sur"}
 
 
-#: The named output tables (the verdicts of chapter 12, in the words its French prose uses).
-OUTPUT_TABLES = (
-    # "Our Table 3": each row's verdicts against its reference, beside the paper's row
-    OutputTable("chapters/12_variations", ("row", "vs", "exact", "perplexity", "paper: row"), ("exact", "perplexity")),
-    # the same verdicts, group by group ((A) to (D)) and for the rows that follow
-    OutputTable("chapters/12_variations", ("row", "vs", "exact match (range)", "verdict", "perplexity (range)", "verdict"),
-                ("verdict",)),
-)
+def has_words(text: str) -> bool:
+    """Whether a cell of a printed table is words a French page translates (``outputs.po``): two
+    letters in a row, outside settings written as code (``p_drop=0.1``) and outside code names
+    (``decoder_layers.0.norm1``), and other than the connectives between numbers (``CONNECTIVES``)."""
+    if _CODE_NAME.fullmatch(text.strip()):
+        return False
+    rest = re.sub(r"(?<![\w.])[A-Za-z_]\w*=[\w.+-]*", "", text)
+    rest = re.sub(r"\b(?:%s)\b" % "|".join([*CONNECTIVES, *CONNECTIVES.values()]), "", _NUMBER.sub("", rest))
+    return re.search(r"[A-Za-z]{2,}", rest) is not None
 
 
-def _named(headers: list[str], page: str) -> list[OutputTable]:
-    return [t for t in OUTPUT_TABLES if t.page == page and tuple(headers[:len(t.headers)]) == t.headers]
-
-
-def _tables(html_text: str, page: str):
-    """(table element, its header cells, the named tables it is) of each results table of ``html_text``."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html_text, "html.parser")
+def french_cell(text: str) -> str:
+    """A printed table's cell without words written the French way: each number by
+    ``translations.french_number`` (decimal comma, thin spaces, U+2212 for a minus), a range
+    ``9-11`` as « 9 à 11 », a bracketed list with « ; » (``translations.french_glued``), the
+    connectives of ``CONNECTIVES`` in French; code (``p_drop=0.1``, ``d_ff``) as printed."""
+    translations = _translations()
+    stripped = text.strip()
+    if not stripped or _CODE_NAME.fullmatch(stripped) or _SECTION.fullmatch(stripped):
+        return text
+    glued = translations.french_glued(stripped)
+    if glued is not None:
+        return glued
+    parts = re.split(r"((?<![\w.])[A-Za-z_]\w*=[\w.+-]*)", stripped)  # settings stay as code
     out = []
-    for table in soup.select("div.course-table table"):
-        heads = table.select("thead th")
-        named = _named([h.get_text().strip() for h in heads], page)
-        if named:
-            out.append((table, heads, named))
-    return soup, out
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(part)
+            continue
+        part = re.sub(r"\[([^\[\]]*)\]", lambda m: translations.french_glued(m.group(0)) or m.group(0), part)
+        part = _NUMBER.sub(lambda m: _french_number(m, translations), part)
+        part = re.sub(r"\b(%s)\b" % "|".join(CONNECTIVES), lambda m: CONNECTIVES[m.group(1)], part)
+        out.append(part)
+    return "".join(out)
 
 
-def _columns(heads, named: list[OutputTable]) -> list[int]:
-    wanted = {c for t in named for c in t.columns}
-    return [i for i, h in enumerate(heads) if h.get_text().strip() in wanted]
+def _french_number(m: re.Match, translations) -> str:
+    """One number of a cell the French way; « 5.7x » (a ratio) keeps its x."""
+    if m.group("unit") == "x":
+        return (translations.french_number(m.group(0)[:-1]) or m.group(0)[:-1]) + "x"
+    return translations.french_number(m.group(0)) or m.group(0)
+
+
+def _translations():
+    """``utils.book.translations`` (Sphinx loads this file outside the package)."""
+    try:
+        from . import translations
+    except ImportError:
+        import translations
+    return translations
+
+
+def _layout():
+    """``utils.book.layout`` (Sphinx loads this file outside the package)."""
+    try:
+        from . import layout
+    except ImportError:
+        import layout
+    return layout
 
 
 def _pad(cell, text: str, width: int) -> str:
@@ -92,57 +118,83 @@ def _pad(cell, text: str, width: int) -> str:
     return text.ljust(width)
 
 
-def translate_tables(html_text: str, page: str, phrases: dict[str, str]) -> tuple[str, list[str], set[OutputTable]]:
-    """The results tables of one output (HTML), with the named columns translated.
+def _tables(html_text: str):
+    """(soup, the results tables ``utils.book.layout.Table`` printed in ``html_text``)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html_text, "html.parser")
+    return soup, soup.select("div.course-table table")
+
+
+def _columns(table) -> list[list]:
+    """The cells of ``table`` column by column, the header first."""
+    heads = table.select("thead th")
+    rows = [tr.find_all("td") for tr in table.select("tbody tr")]
+    return [[h] + [row[i] for row in rows if i < len(row)] for i, h in enumerate(heads)]
+
+
+def translate_tables(html_text: str, phrases: dict[str, str]) -> tuple[str, list[str]]:
+    """The results tables of one output (HTML) in French: each header, caption and cell with
+    words from ``phrases``, every other cell by rule (``french_cell``), each column padded
+    again to its new width.
 
     Args:
         html_text: the HTML of an output (a ``Table``'s ``<div class="course-table">``).
-        page: the page the output is on (``chapters/12_variations``).
-        phrases: {English: translation} of the page's output words (``outputs.po``).
+        phrases: {English: translation} of the page's table words (``outputs.po``).
 
     Returns:
-        (the HTML, unchanged if it holds no named table; the English words of named columns
-        that ``phrases`` lacks; the ``OUTPUT_TABLES`` entries found in it).
+        (the HTML, unchanged if it holds no such table; the English words that ``phrases`` lacks).
     """
     if "course-table" not in html_text:
-        return html_text, [], set()
-    soup, tables = _tables(html_text, page)
-    missing, found = [], set()
-    for table, heads, named in tables:
-        found |= set(named)
-        rows = [tr.find_all("td") for tr in table.select("tbody tr")]
-        for i in _columns(heads, named):
-            cells = [heads[i]] + [row[i] for row in rows if i < len(row)]
-            texts = [heads[i].get_text().strip()]
-            for cell in cells[1:]:
-                english = cell.get_text().strip()
-                if english and english not in phrases:
-                    missing.append(english)
-                texts.append(phrases.get(english, english))
+        return html_text, []
+    soup, tables = _tables(html_text)
+    missing = []
+
+    def french(english: str) -> str:
+        if not has_words(english):
+            return french_cell(english)
+        if english not in phrases:
+            missing.append(english)
+        return phrases.get(english, english)
+
+    for table in tables:
+        caption = table.find("caption")
+        if caption is not None and caption.get_text().strip():
+            caption.string = french(caption.get_text().strip())
+        for cells in _columns(table):
+            # as Table writes its body: no-break spaces inside each (...) group
+            texts = [french(cell.get_text().strip()) for cell in cells[:1]] + [
+                _layout()._unbreakable_groups(french(cell.get_text().strip())) for cell in cells[1:]]
             width = max(len(t) for t in texts)
             for cell, text in zip(cells, texts):
                 cell.string = _pad(cell, text, width)
-    return (str(soup) if tables else html_text), missing, found
+    return (str(soup) if tables else html_text), missing
+
+
+def _pages(root: pathlib.Path) -> list[pathlib.Path]:
+    return sorted([*root.glob("chapters/*.ipynb"), *root.glob("solutions/*.ipynb")])
 
 
 def table_messages(root: pathlib.Path = ROOT) -> list[tuple[str, str]]:
-    """(page, word) of every cell of the named columns of ``OUTPUT_TABLES``, as the notebooks'
-    stored outputs show them (the messages of the template ``outputs.pot``), each once per page."""
+    """(page, words) of every header, caption and cell with words (``has_words``) of the results
+    tables that the notebooks' stored outputs show (the messages of the template ``outputs.pot``),
+    each once per page."""
     out: list[tuple[str, str]] = []
-    for page in dict.fromkeys(t.page for t in OUTPUT_TABLES):
-        nb = json.loads((root / f"{page}.ipynb").read_text(encoding="utf-8"))
+    for path in _pages(root):
+        page = path.relative_to(root).with_suffix("").as_posix()
+        nb = json.loads(path.read_text(encoding="utf-8"))
         for cell in nb["cells"]:
             for o in cell.get("outputs", []):
                 html_text = "".join(o.get("data", {}).get("text/html", ""))
                 if "course-table" not in html_text:
                     continue
-                for table, heads, named in _tables(html_text, page)[1]:
-                    rows = [tr.find_all("td") for tr in table.select("tbody tr")]
-                    for i in _columns(heads, named):
-                        for row in rows:
-                            word = row[i].get_text().strip() if i < len(row) else ""
-                            if word and (page, word) not in out:
-                                out.append((page, word))
+                for table in _tables(html_text)[1]:
+                    caption = table.find("caption")
+                    texts = [caption.get_text().strip()] if caption is not None else []
+                    texts += [c.get_text().strip() for col in _columns(table) for c in col]
+                    for word in texts:
+                        if word and has_words(word) and (page, word) not in out:
+                            out.append((page, word))
     return out
 
 
@@ -199,19 +251,13 @@ def translate_outputs(app, doctree, docname) -> None:
         cache["table"] = phrase_table(pathlib.Path(app.srcdir) / app.config.locale_dirs[0] / LANG / "LC_MESSAGES"
                                       / f"{DOMAIN}.po")
     phrases = cache["table"].get(docname, {})
-    found: set[OutputTable] = set()
     for node in list(doctree.findall(nodes.raw)):
         if "html" not in node.get("format", ""):
             continue
-        html_text, missing, tables = translate_tables(node.astext(), docname, phrases)
-        found |= tables
+        html_text, missing = translate_tables(node.astext(), phrases)
         for word in dict.fromkeys(missing):
             logger.warning(f"the printed table's word {word!r} has no {LANG} translation in "
                            f"locales/{LANG}/LC_MESSAGES/{DOMAIN}.po (run bash .ci/translations update)",
                            location=docname)
         if html_text != node.astext():
             node.replace_self(nodes.raw("", html_text, format=node["format"], classes=node.get("classes", [])))
-    for t in OUTPUT_TABLES:
-        if t.page == docname and t not in found:
-            logger.warning(f"no output table of this page has the headers {t.headers} that "
-                           "utils/book/french_outputs.py OUTPUT_TABLES names", location=docname)

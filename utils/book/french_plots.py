@@ -77,19 +77,17 @@ def has_words(text: str) -> bool:
 
 def french_symbols(text: str) -> str:
     """A figure's text without words, written the French way: a plain number by
-    ``translations.french_number`` (a minus sign stays the typographic one matplotlib
-    writes, ``−0,5``; ``1000`` becomes ``1 000``, as in the prose), each ``$...$`` formula
+    ``translations.french_number`` (a minus sign is the typographic one, U+2212, as matplotlib
+    writes it: ``−0,5``; ``1000`` becomes ``1 000``, as in the prose), each ``$...$`` formula
     by ``translations.french_math``; anything else (``(1, 6, 64)``, ``<s>``, ``p_drop=0.1``)
     as it is."""
     number = translations.french_number(text.replace(_MINUS, "-"))
     if number is not None:
         # 1000 (a tick label) as the French prose writes it: 1 000
-        whole = re.fullmatch(r"([-+]?)(\d{4,})(.*)", number, re.S)
+        whole = re.fullmatch(r"([-+\u2212]?)(\d{4,})(.*)", number, re.S)
         if whole:
             number = whole.group(1) + f"{int(whole.group(2)):,}".replace(",", translations.NNBSP) + whole.group(3)
-        if text.strip().startswith(_MINUS):
-            number = number.replace("-", _MINUS, 1)
-        return number
+        return number  # a minus sign is U+2212 (translations.french_number)
     return _MATH.sub(lambda m: translations.french_math(m.group(0)), text)
 
 
