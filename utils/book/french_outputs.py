@@ -54,7 +54,8 @@ def has_words(text: str) -> bool:
     if _CODE_NAME.fullmatch(text.strip()):
         return False
     rest = re.sub(r"(?<![\w.])[A-Za-z_]\w*=[\w.+-]*", "", text)
-    rest = re.sub(r"\b(?:%s)\b" % "|".join([*CONNECTIVES, *CONNECTIVES.values()]), "", _NUMBER.sub("", rest))
+    joined = "|".join([*CONNECTIVES, *CONNECTIVES.values()])
+    rest = re.sub(rf"\b(?:{joined})\b", "", _NUMBER.sub("", rest))
     return re.search(r"[A-Za-z]{2,}", rest) is not None
 
 
@@ -78,7 +79,7 @@ def french_cell(text: str) -> str:
             continue
         part = re.sub(r"\[([^\[\]]*)\]", lambda m: translations.french_glued(m.group(0)) or m.group(0), part)
         part = _NUMBER.sub(lambda m: _french_number(m, translations), part)
-        part = re.sub(r"\b(%s)\b" % "|".join(CONNECTIVES), lambda m: CONNECTIVES[m.group(1)], part)
+        part = re.sub(rf"\b({'|'.join(CONNECTIVES)})\b", lambda m: CONNECTIVES[m.group(1)], part)
         out.append(part)
     return "".join(out)
 
