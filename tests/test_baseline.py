@@ -387,6 +387,8 @@ def test_a_final_run_trains_to_each_budget_resumes_and_is_measured_there(monkeyp
     assert len(decoded) == 2
     baseline.final_run("recurrent", 1, 2, tmp_path / "run", out_dir=tmp_path / "final", progress=False, steps=[2, 3])
     assert len(decoded) == 2  # both budgets measured: nothing trains or decodes again
+    with pytest.raises(ValueError, match="measures configuration 1, not 5: give this configuration's runs their own"):
+        baseline.final_run("recurrent", 5, 2, tmp_path / "run5", out_dir=tmp_path / "final", progress=False, steps=[2])
     with pytest.raises(ValueError, match="not of a final run"):
         baseline.measure_final("recurrent", 2, 2, tmp_path / "run", tmp_path / "final")
     with pytest.raises(ValueError, match="steps must be increasing positive ints"):
@@ -448,9 +450,15 @@ def test_the_final_command_trains_up_to_the_budget_asked(monkeypatch, tmp_path):
     args = ["final", "--arch", "recurrent", "--seed", "2", "--workdir", str(tmp_path)]
     baseline._main(args + ["--up-to", "1"])
     baseline._main(args)
-    chosen = baseline.chosen_config(baseline.tuning_results()["recurrent"])
-    assert calls == [(("recurrent", chosen, 2, str(tmp_path), 1), dict(steps=baseline.final_steps("recurrent")[:2])),
-                     (("recurrent", chosen, 2, str(tmp_path), 1), dict(steps=baseline.final_steps("recurrent")))]
+    baseline._main(args + ["--grid", "half"])
+    tuned = baseline.tuning_results()["recurrent"]
+    chosen, first = baseline.chosen_config(tuned), baseline.chosen_config(tuned, baseline.FIRST_HALF)
+    assert chosen != first, "issue 59: over the whole grid the recurrent model's choice changes"
+    whole, half = dict(out_dir=baseline.FINAL_WHOLE_GRID), dict(out_dir=baseline.FINAL)
+    steps = baseline.final_steps("recurrent")
+    assert calls == [(("recurrent", chosen, 2, str(tmp_path), 1), dict(whole, steps=steps[:2])),
+                     (("recurrent", chosen, 2, str(tmp_path), 1), dict(whole, steps=steps)),
+                     (("recurrent", first, 2, str(tmp_path), 1), dict(half, steps=steps))]
     with pytest.raises(SystemExit):
         baseline._main(args + ["--up-to", "3"])
 

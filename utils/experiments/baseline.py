@@ -784,6 +784,9 @@ FINAL_BUDGETS = (0.5, 1, 2)
 #: The measurements of the final runs: ``<arch>_seed<k>@<steps>.json`` (``measure_final``), and
 #: each run's log, ``<arch>_seed<k>.jsonl``.
 FINAL = RUNS / "final"
+#: The final runs of a model's choice over the whole grid where it differs from its choice among
+#: ``FIRST_HALF`` (issue 59: configuration 5 for the recurrent model), laid out as ``FINAL``.
+FINAL_WHOLE_GRID = RUNS / "final_whole_grid"
 FINAL_RUN_KIND = "G2P final run"
 FINAL_KIND = "G2P final results"
 
@@ -857,7 +860,8 @@ def final_run(arch: str, config: int, seed: int, workdir, threads: int = 1, out_
     Returns the measurements' paths.
 
     Raises:
-        ValueError: as ``tune`` and ``measure_final``; ``steps`` not increasing positive ints.
+        ValueError: as ``tune`` and ``measure_final``; ``steps`` not increasing positive ints; a
+            budget already measured in the folder for another configuration.
     """
     steps = final_steps(arch) if steps is None else list(steps)
     if not steps or not all(is_int(k) and k >= 1 for k in steps) or steps != sorted(set(steps)):
@@ -865,7 +869,12 @@ def final_run(arch: str, config: int, seed: int, workdir, threads: int = 1, out_
     out = []
     for k in steps:
         path = final_path(arch, seed, k) if out_dir is None else pathlib.Path(out_dir) / final_path(arch, seed, k).name
-        if not path.is_file():
+        if path.is_file():
+            measured = json.loads(path.read_text()).get("config")
+            if measured != int(config):
+                raise ValueError(f"{path} measures configuration {measured}, not {int(config)}: give this "
+                                 "configuration's runs their own folder (out_dir)")
+        else:
             tune(arch, config, workdir, steps=k, seed=seed, threads=threads, progress=progress, _final=True)
             path = measure_final(arch, config, seed, workdir, out_dir, progress)
         out.append(path)
@@ -1018,20 +1027,30 @@ def _main(argv=None):
     h.add_argument("--config", type=int, choices=range(len(TUNING_GRID)), required=True)
     h.add_argument("--workdir", required=True)
     f = sub.add_parser("final", help="train a model's chosen configuration with one seed to 0.5x, 1x and 2x its "
-                       f"budget, measuring it into {FINAL.relative_to(ROOT)} at each (resumable)")
+                       "budget, measuring it at each (resumable)")
     f.add_argument("--arch", choices=g2p.ARCHS, required=True)
     f.add_argument("--seed", type=g2p.seed_arg, required=True)
     f.add_argument("--workdir", required=True, help="its own folder per run; the same command resumes it")
     f.add_argument("--threads", type=int, default=1, help="(default: %(default)s)")
+    f.add_argument("--grid", choices=("whole", "half"), default="whole",
+                   help="choose the configuration over the whole grid (default; into "
+                        f"{FINAL_WHOLE_GRID.relative_to(ROOT)} where it differs from the first half's) or over "
+                        f"its first half, configurations {FIRST_HALF[0]} to {FIRST_HALF[-1]} (into {FINAL.relative_to(ROOT)})")
     f.add_argument("--up-to", type=float, choices=FINAL_BUDGETS, default=FINAL_BUDGETS[-1],
                    help="the largest budget to reach, as a multiple of the course's (default: %(default)s); the "
                         "same command with a larger one trains on from there")
     args = parser.parse_args(argv)
     if args.cmd == "final":
-        config = chosen_config(tuning_results()[args.arch])
-        print(f"{args.arch}: configuration {config} of TUNING_GRID, chosen on dev ({TUNING_GRID[config]})")
+        tuned = tuning_results()[args.arch]
+        first = chosen_config(tuned, FIRST_HALF)
+        config = first if args.grid == "half" else chosen_config(tuned)
+        folder = FINAL if config == first else FINAL_WHOLE_GRID
+        print(f"{args.arch}: configuration {config} of TUNING_GRID, chosen on dev over "
+              f"{'the first half' if args.grid == 'half' else 'the whole grid'} ({TUNING_GRID[config]}); "
+              f"measured into {folder.relative_to(ROOT)}")
         budgets = [k for b, k in zip(FINAL_BUDGETS, final_steps(args.arch)) if b <= args.up_to]
-        print("wrote", *final_run(args.arch, config, args.seed, args.workdir, args.threads, steps=budgets))
+        print("wrote", *final_run(args.arch, config, args.seed, args.workdir, args.threads, out_dir=folder,
+                                  steps=budgets))
         return
     if args.cmd == "ship-tune":
         print("wrote", ship_tuning(args.arch, args.config, args.workdir))
