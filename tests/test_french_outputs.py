@@ -226,6 +226,14 @@ def test_code_names_and_settings_are_not_words_to_translate():
     assert words("warmup 40") and words("test BLEU") and words("average of the 5")
     assert french_outputs.french_cell("(C) d_ff=1024") == "(C) d_ff=1024"
     assert french_outputs.french_cell("+1.53 [+0.58, -2.53]") == f"+1,53 [+0,58{NNBSP}; \u22122,53]"
+    assert french_outputs.french_cell("x0.5, 1,000, 0.1") == f"\u00d70,5{NNBSP}; 1{NNBSP}000{NNBSP}; 0,1"
+    assert french_outputs.french_cell("5.7x") == "5,7\u00d7" and french_outputs.french_cell("(1, 4, 5, 16)") == "(1, 4, 5, 16)"
+    assert french_outputs.french_cell("4 x (512 x 512)") == "4\u00a0\u00d7\u00a0(512\u00a0\u00d7\u00a0512)"
+    assert french_outputs.french_cell("3.2.1") == "3.2.1"
+    table = Table([["6.2", "2-2", "0.5"]], ["section", "alignment", "x"])  # names written with digits stay
+    cells = [td.get_text().strip() for td in BeautifulSoup(french_outputs.translate_tables(
+        table._repr_html_(), {"section": "section", "alignment": "alignement"})[0], "html.parser").select("td")]
+    assert cells == ["6.2", "2-2", "0,5"]
 
 
 def test_every_word_of_the_stored_tables_has_a_french_translation():
@@ -267,6 +275,7 @@ def test_the_french_citation_styles_join_the_last_two_names_with_et():
     fc.register()  # idempotent
     style = sphinxcontrib.bibtex.plugin.find_plugin("sphinxcontrib.bibtex.style.referencing", fc.REFERENCE_STYLE)()
     assert style.person.sep2 == " et " and style.person.last_sep == " et "
+    assert style.bracket_parenthetical.sep == "\u202f; "  # [Araabi et Monz, 2020 ; Sennrich et Zhang, 2019]
     entry = Entry("article", fields={"title": "Cats and dogs", "journal": "J", "year": "2020"},
                   persons={"author": [Person("Kudo, Taku"), Person("Richardson, John")]})
     entry.key = "k"

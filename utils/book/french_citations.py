@@ -30,10 +30,12 @@ LANG = "fr"
 #: The catalogue's domain: ``locales/fr/LC_MESSAGES/bibliography.po``.
 DOMAIN = "bibliography"
 BIB = ROOT / "chapters" / "references.bib"
-#: The words the styles write themselves (not data of the .bib file) that a French page changes.
-FIXED = ("n.d.", "URL:")
-#: How the French names join: « A, B et C », « A et B ».
+#: The words the styles write themselves (not data of the .bib file) that a French page changes;
+#: "others" is the name pybtex writes for ``and others`` (« et al. »).
+FIXED = ("n.d.", "URL:", "others")
+#: How the French names join: « A, B et C », « A et B »; two citations in one bracket: « ; ».
 SEP2 = LAST_SEP = " et "
+CITATION_SEP = "\u202f; "
 #: The names of the French styles (``editions.language_config``).
 REFERENCE_STYLE, FORMAT_STYLE = "author_year_fr", "alpha_fr"
 
@@ -44,13 +46,15 @@ def register() -> None:
     import sphinxcontrib.bibtex.plugin
     from pybtex.style.formatting.alpha import Style as Alpha
     from pybtex.style.template import names, sentence
-    from sphinxcontrib.bibtex.style.referencing import PersonStyle
+    from sphinxcontrib.bibtex.style.referencing import BracketStyle, PersonStyle
     from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
     @dataclass
     class FrenchAuthorYear(AuthorYearReferenceStyle):
-        """``author_year`` with « et » between the last two names."""
+        """``author_year`` with « et » between the last two names, « ; » between two citations."""
         person: PersonStyle = field(default_factory=lambda: PersonStyle(sep2=SEP2, last_sep=LAST_SEP))
+        bracket_parenthetical: BracketStyle = field(default_factory=lambda: BracketStyle(sep=CITATION_SEP))
+        bracket_textual: BracketStyle = field(default_factory=lambda: BracketStyle(sep=CITATION_SEP))
 
     class FrenchAlpha(Alpha):
         """pybtex's ``alpha`` with « et » between the last two names."""
@@ -99,7 +103,7 @@ def translate_text(text: str, phrases: dict[str, str]) -> tuple[str, list[str]]:
     returns (the text, the phrases found that ``phrases`` lacks)."""
     missing = []
     for english in _by_length():
-        pattern = re.escape(english) if english != "n.d." else r"(?<!\w)n\.d\."
+        pattern = {"n.d.": r"(?<!\w)n\.d\.", "others": r"(?<= et )others\b"}.get(english, re.escape(english))
         if re.search(pattern, text):
             if english not in phrases:
                 missing.append(english)

@@ -40,7 +40,10 @@ DOMAIN = "outputs"
 #: A cell that is code, kept as printed: a name such as ``decoder_layers.0.norm1`` or ``d_ff``.
 _CODE_NAME = re.compile(r"[A-Za-z_][\w]*(?:[._\[\]][\w\]]+)+")
 #: A number as a table prints it: ``14,672``, ``-0.54``, ``+1.53``, ``26.2%``, ``3.3e18``.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?P<unit>%|x)?(?![\w]|\.\d)")
+_NUMBER = re.compile(r"(?<![\w.])(?P<pre>x(?=\d))?[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?"
+                     r"(?P<unit>%|x)?(?![\w]|\.\d)")
+#: The columns whose cells are names written with digits (« 3.2.1 », an alignment « 2-2 »): kept as printed.
+KEEP_COLUMNS = ("section", "alignment")
 #: A section number, 3.2.1: kept as it is.
 _SECTION = re.compile(r"\d+(?:\.\d+){2,}")
 #: The words that join numbers in a cell without other words: « 2,3 à 3,3 », « 1 293 sur 1 293 ».
@@ -79,16 +82,21 @@ def french_cell(text: str) -> str:
             continue
         part = re.sub(r"\[([^\[\]]*)\]", lambda m: translations.french_glued(m.group(0)) or m.group(0), part)
         part = _NUMBER.sub(lambda m: _french_number(m, translations), part)
+        part = re.sub(r"(?<=[\d)]) x (?=[\d(])", "\u00a0\u00d7\u00a0", part)  # 4 × (512 × 512 + 512)
+        if re.search(r"\d,\d", part):  # decimal commas: items are separated by « ; » (×0,5 ; 1 000 ; 0,1)
+            part = re.sub(r"(?<=[\d%×)]), (?=[-+\u2212×(]?\d)", "\u202f; ", part)
         part = re.sub(rf"\b({'|'.join(CONNECTIVES)})\b", lambda m: CONNECTIVES[m.group(1)], part)
         out.append(part)
     return "".join(out)
 
 
 def _french_number(m: re.Match, translations) -> str:
-    """One number of a cell the French way; « 5.7x » (a ratio) keeps its x."""
+    """One number of a cell the French way; a factor « 5.7x » or « x0.5 » takes the sign ×."""
+    text = m.group(0)[1:] if m.group("pre") else m.group(0)
     if m.group("unit") == "x":
-        return (translations.french_number(m.group(0)[:-1]) or m.group(0)[:-1]) + "x"
-    return translations.french_number(m.group(0)) or m.group(0)
+        return (translations.french_number(text[:-1]) or text[:-1]) + "\u00d7"
+    french = translations.french_number(text) or text
+    return "\u00d7" + french if m.group("pre") else french
 
 
 def _translations():
@@ -163,6 +171,9 @@ def translate_tables(html_text: str, phrases: dict[str, str]) -> tuple[str, list
         if caption is not None and caption.get_text().strip():
             caption.string = french(caption.get_text().strip())
         for cells in _columns(table):
+            if cells[0].get_text().strip() in KEEP_COLUMNS:
+                cells[0].string = _pad(cells[0], french(cells[0].get_text().strip()), len(cells[0].get_text()))
+                continue
             # as Table writes its body: no-break spaces inside each (...) group
             texts = [french(cell.get_text().strip()) for cell in cells[:1]] + [
                 _layout()._unbreakable_groups(french(cell.get_text().strip())) for cell in cells[1:]]

@@ -463,7 +463,7 @@ def problems(msgid: str, msgstr: str, fuzzy: bool = False, comments: str = "") -
             break
     if re.search(r"\d[ ]?%", s):
         out.append("a narrow no-break space (U+202F) goes before %")
-    for m in re.finditer(r"(?<![\w.,])\d+\.\d+(?!\d|\.\d)", s):
+    for m in re.finditer(r"(?<![\w.,=])\d+\.\d+(?!\d|\.\d)", s):  # p_drop=0.1: a setting, as code writes it
         if not _POINT_OK.search(s[:m.start()][-40:]):
             out.append(f"decimal point in prose (French writes {m.group(0).replace('.', ',')}): "
                        f"…{s[max(0, m.start() - 20):m.end()]!r}")
