@@ -269,6 +269,7 @@ def test_the_french_citation_styles_join_the_last_two_names_with_et():
     import pybtex.plugin
     import sphinxcontrib.bibtex.plugin
     from pybtex.database import Entry, Person
+
     from utils.book import french_citations as fc
 
     fc.register()
