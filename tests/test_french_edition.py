@@ -216,6 +216,9 @@ def test_the_interface_and_the_table_of_contents_are_in_french(french):
         for name in names:
             text = (root / f"{name}.html").read_text(encoding="utf-8")
             left += [f"{root.parent.parent.name}/{name}: {e}" for e in english if e in text]
+    for root in (FR_HTML, FR_STUDENT_HTML):  # the toggle button's label, written by its script
+        script = root / "_static" / "togglebutton.js"
+        left += [str(script)] if script.is_file() and "Toggle hidden content" in script.read_text(encoding="utf-8") else []
     assert not left, "English interface left on French pages:\n  " + "\n  ".join(left[:20])
     for name in PAGES:
         en_caps = [c.get_text() for c in soup(HTML, name).select("figure.aiayn-fig figcaption")]
@@ -396,9 +399,13 @@ def english_table_cells(page: BeautifulSoup, phrases: dict[str, str]) -> list[st
     ``outputs.po``), and their cells without words that keep an English number (0.5, -3)."""
     out = []
     french_words = set(phrases.values()) | {v.replace(" ", "\u00a0") for v in phrases.values()}
+    kept = {phrases.get(k, k) for k in french_outputs.KEEP_COLUMNS}  # names written with digits: 3.2.1, 2-2
     for table in page.select("div.course-table table"):
         caption = table.find("caption")
-        cells = ([caption] if caption is not None else []) + table.select("th, td")
+        heads = [th.get_text().strip() for th in table.select("thead th")]
+        keep = [i for i, h in enumerate(heads) if h in kept]
+        cells = ([caption] if caption is not None else []) + table.select("th") + [
+            td for tr in table.select("tbody tr") for i, td in enumerate(tr.find_all("td")) if i not in keep]
         for cell in cells:
             text = cell.get_text().strip()
             if not text:

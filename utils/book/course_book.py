@@ -260,7 +260,9 @@ def french_interface(app, exception):
     """French edition: the theme's remaining English interface strings, in French."""
     if exception is not None or (app.config.language or "en") != "fr" or app.builder.format != "html":
         return
-    for path in pathlib.Path(app.outdir).rglob("*.html"):
+    out = pathlib.Path(app.outdir)
+    # sphinx-togglebutton's script writes its button's aria-label itself
+    for path in [*out.rglob("*.html"), *(out / "_static").glob("togglebutton.js")]:
         text = path.read_text(encoding="utf-8")
         new = text
         for english, french in FRENCH_INTERFACE.items():
