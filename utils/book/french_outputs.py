@@ -100,12 +100,13 @@ def _french_number(m: re.Match, translations) -> str:
 
 
 def _translations():
-    """``utils.book.translations`` (Sphinx loads this file outside the package)."""
+    """``utils.book.french_numbers``, the French way of writing one number (Sphinx loads this file
+    outside the package)."""
     try:
-        from . import translations
+        from . import french_numbers
     except ImportError:
-        import translations
-    return translations
+        import french_numbers
+    return french_numbers
 
 
 def _layout():

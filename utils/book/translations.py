@@ -78,9 +78,35 @@ OUTPUTS_DOMAIN = "outputs"
 BIBLIOGRAPHY_DOMAIN = "bibliography"
 #: Buttons whose text is interface (a head, a layer, next/previous), not data (a word, a token).
 _UI_BUTTONS = ("data-head", "data-layer", "data-part")
-NBSP, NNBSP = "\u00a0", "\u202f"
-#: The minus sign of French typography (a glued negative number: ``−0,5``, never ``-0,5``).
-MINUS = "\u2212"
+# The French way of writing one glued value (french_numbers.py, which imports nothing of the book's
+# own: french_outputs.py uses it too, and this module imports french_outputs). Re-exported here.
+try:
+    from .french_numbers import (  # noqa: F401
+        FROM_SUPERSCRIPTS,
+        MINUS,
+        NBSP,
+        NNBSP,
+        SUPERSCRIPTS,
+        french_glued,
+        french_number,
+        french_range,
+        french_scientific,
+        is_range,
+    )
+except ImportError:  # loaded as a file (Sphinx, the tests' spec loader): utils/book is beside it
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from french_numbers import (  # noqa: F401
+        FROM_SUPERSCRIPTS,
+        MINUS,
+        NBSP,
+        NNBSP,
+        SUPERSCRIPTS,
+        french_glued,
+        french_number,
+        french_range,
+        french_scientific,
+        is_range,
+    )
 
 # ----------------------------------------------------------------------------- spans
 
@@ -156,8 +182,6 @@ _FR_NUMBER = re.compile(_SECTION_NUMBER + r"|(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f
                         r"|(?<![\w.,])\d+(?:[.,]\d+)?(?![\d])")
 #: Scientific notation as code writes it: 3.3e18, 1e-9, 2.703e-06 (English; in French prose a slip).
 _E_NOTATION = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)[eE]([-+]?\d+)(?!\w|[.,]\d)")
-SUPERSCRIPTS = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
-_FROM_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 #: Scientific notation as French prose writes it: 3,3 × 10¹⁸, 10⁻⁹ (and, in an English glued value, 3.2 × 10¹⁴).
 _TIMES_TEN = re.compile(r"(?:(?<![\w.,])(\d+(?:[.,]\d+)?)[ \u00a0\u202f]?×[ \u00a0\u202f]?)?(?<![\w.,])10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 
@@ -173,7 +197,7 @@ def _numbers(masked: str, forms: tuple) -> tuple[list[str], str]:
     found = []
 
     def take(m):
-        found.append(_sci_key(m.group(1) or "1", m.group(2).translate(_FROM_SUPERSCRIPTS)))
+        found.append(_sci_key(m.group(1) or "1", m.group(2).translate(FROM_SUPERSCRIPTS)))
         return " "
     for rx in forms:
         masked = rx.sub(take, masked)
@@ -217,84 +241,6 @@ def french_numbers(text: str) -> list[str]:
         else:
             out.append(re.sub(r"[ \u00a0\u202f]", "", n).replace(",", "."))
     return sorted(out)
-
-
-def french_scientific(mantissa: str, exponent: str) -> str:
-    """``3.24``, ``+14`` -> ``3,24 × 10¹⁴`` (no-break spaces around ×); a mantissa of 1 is left out
-    (``1``, ``-05`` -> ``10⁻⁵``)."""
-    power = "10" + str(int(exponent)).translate(SUPERSCRIPTS)
-    return power if mantissa == "1" else f"{mantissa.replace('.', ',')}{NBSP}×{NBSP}{power}"
-
-
-def french_number(text: str) -> str | None:
-    """``text`` written the French way if it is one number (a glued value), else None:
-    ``14,672`` -> ``14 672`` (narrow no-break spaces), ``0.841`` -> ``0,841``, ``26.2%`` ->
-    ``26,2 %``, ``3.24e14`` and ``3.24 × 10¹⁴`` -> ``3,24 × 10¹⁴`` (no-break spaces), ``1e-05`` -> ``10⁻⁵``;
-    a negative number takes the minus sign U+2212, as French typography writes it (``-0.5`` -> ``−0,5``)."""
-    text = text.strip()
-    m = re.fullmatch(r"([-\u2212+]?)(\d+(?:\.\d+)?)[ \u00a0\u202f]?×[ \u00a0\u202f]?10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
-    if m:
-        return (MINUS if m.group(1) == "-" else m.group(1)) + french_scientific(
-            m.group(2), m.group(3).translate(_FROM_SUPERSCRIPTS))
-    m = re.fullmatch(r"([-\u2212+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?([eE][-+]?\d+)?(%?)", text)
-    if not m:
-        return None
-    sign, whole, frac, exp, pct = m.groups()
-    sign = MINUS if sign in ("-", MINUS) else sign
-    if exp:
-        return sign + french_scientific(whole + ("." + frac if frac else ""), exp[1:]) + (NNBSP + "%" if pct else "")
-    out = sign + whole.replace(",", NNBSP) + ("," + frac if frac else "")
-    return out + (NNBSP + "%" if pct else "")
-
-
-def french_glued(text: str) -> str | None:
-    """A glued value written the French way if it is a number, a range of two numbers
-    (``0.46-0.49`` and ``0.46 to 0.49`` -> ``0,46 à 0,49``: the build adds the « de » of
-    « de 0,46 à 0,49 » where the sentence lacks it, ``french_range``), a bracketed list of numbers
-    (``[2.0093, 1.3302]`` -> ``[2,0093 ; 1,3302]``), a difference with its interval
-    (``+1.53 [-0.58, +2.53]`` -> ``+1,53 [−0,58 ; +2,53]``) or a bound (``1.4e-06 < 1e-05`` ->
-    ``1,4 × 10⁻⁶ < 10⁻⁵``), else None (words: see ``glue.po``). Negative numbers take U+2212."""
-    single = french_number(text)
-    if single is not None:
-        return single
-    m = re.fullmatch(r"([-+]?[^-\s]+)-([-+]?[^-\s]+)", text.strip())  # a range: 9-11, 0.46-0.49
-    if m and french_number(m.group(1)) is not None and french_number(m.group(2)) is not None:
-        return f"{french_number(m.group(1))} à {french_number(m.group(2))}"
-    m = re.fullmatch(r"\[([^\[\]]*)\]", text.strip())
-    if m:
-        items = [french_number(x) for x in m.group(1).split(",")]
-        if items and all(items):
-            return "[" + (NNBSP + "; ").join(items) + "]"
-    m = re.fullmatch(r"(\S+) (\[[^\[\]]*\])", text.strip())  # a difference and its interval: +1.53 [+0.58, +2.53]
-    if m and french_number(m.group(1)) is not None and french_glued(m.group(2)) is not None:
-        return f"{french_number(m.group(1))} {french_glued(m.group(2))}"
-    m = re.fullmatch(r"(\S+) to (\S+)", text.strip())  # an interval: 0.55 to 1.86
-    if m and french_number(m.group(1)) is not None and french_number(m.group(2)) is not None:
-        return f"{french_number(m.group(1))} à {french_number(m.group(2))}"
-    m = re.fullmatch(r"(\S+) ([<>≤≥]) (\S+)", text.strip())
-    if m and french_number(m.group(1)) is not None and french_number(m.group(3)) is not None:
-        return f"{french_number(m.group(1))}{NBSP}{m.group(2)} {french_number(m.group(3))}"
-    return None
-
-
-_RANGE = re.compile(r"[-+\u2212]?\d[\d\u202f,]*(?:[\u202f\u00a0]%)? à [-+\u2212]?\d[\d\u202f,]*(?:[\u202f\u00a0]%)?")
-#: What may come just before « X à Y » so that the range reads « de X à Y »: the « de » itself (or
-#: « d’ »), « entre » is not one (« entre X et Y » is another construction, not used for glued ranges).
-_RANGE_OPENED = re.compile(r"(?:\bde|\bd[’'])\s*$", re.I)
-
-
-def is_range(french: str) -> bool:
-    """Whether a glued value written the French way (``french_glued``) is a range « X à Y »."""
-    return _RANGE.fullmatch(french.strip()) is not None
-
-
-def french_range(french: str, before: str) -> str:
-    """The range « X à Y » of a glued value as the sentence around it needs it: « de X à Y »,
-    unless the text ``before`` it already ends with « de » (« baissé de 0,79 à 1,51 »); any other
-    glued value as it is."""
-    if not is_range(french) or _RANGE_OPENED.search(before):
-        return french
-    return "de " + french
 
 
 #: Words that follow a number in the French prose and take the singular below 2 (« 0,66 seconde »,
