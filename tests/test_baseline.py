@@ -522,22 +522,30 @@ def test_each_shipped_tuning_run_is_its_configuration_at_the_budget_and_replays(
     assert gap < REPLAY_TOLERANCE, f"{stem}: rerun drifts {gap:.2e} from its log"
 
 
-SHIPPED_FINAL = sorted(p.name for p in baseline.FINAL.glob("*@*.json"))
-FINAL_RUNS = sorted({(n.split("_seed")[0], int(n.split("_seed")[1].split("@")[0])) for n in SHIPPED_FINAL})
+#: (folder, file) of every shipped final measurement: the first half's choices (``FINAL``) and the
+#: whole grid's where it differs (``FINAL_WHOLE_GRID``, issue 59).
+SHIPPED_FINAL = sorted((folder.name, p.name) for folder in (baseline.FINAL, baseline.FINAL_WHOLE_GRID)
+                       for p in folder.glob("*@*.json"))
+FINAL_RUNS = sorted({(folder, n.split("_seed")[0], int(n.split("_seed")[1].split("@")[0])) for folder, n in SHIPPED_FINAL})
+FOLDERS = {baseline.FINAL.name: baseline.FINAL, baseline.FINAL_WHOLE_GRID.name: baseline.FINAL_WHOLE_GRID}
 
 
-@pytest.mark.parametrize("name", SHIPPED_FINAL)
-def test_each_shipped_final_measurement_is_its_run_at_its_budget(name):
+@pytest.mark.parametrize("folder, name", SHIPPED_FINAL)
+def test_each_shipped_final_measurement_is_its_run_at_its_budget(folder, name):
     """A shipped final measurement is its model's chosen configuration, at one of its budgets;
     its dev numbers and FLOPs are its log's at that step; its test WER and PER are its outputs'.
     (Each run's replay is tested once, below: every budget of a run shares its first steps.)"""
     arch, rest = name.split("_seed")
     seed, steps = (int(x) for x in rest.removesuffix(".json").split("@"))
-    record = baseline.load_final(arch, seed, steps)
-    # the final runs train each model's choice among the configurations run first (issue 34)
-    assert record["config"] == baseline.chosen_config(baseline.tuning_results()[arch], baseline.FIRST_HALF)
+    record = baseline.load_final(arch, seed, steps, FOLDERS[folder])
+    tuned = baseline.tuning_results()[arch]
+    first = baseline.chosen_config(tuned, baseline.FIRST_HALF)
+    if folder == baseline.FINAL.name:  # each model's choice among the configurations run first (issue 34)
+        assert record["config"] == first
+    else:  # the choice over the whole grid, where it differs from the first half's (issue 59)
+        assert record["config"] == baseline.chosen_config(tuned) != first
     assert steps in baseline.final_steps(arch)
-    header, records = g2p.read_log(baseline.FINAL / f"{arch}_seed{seed}.jsonl")
+    header, records = g2p.read_log(FOLDERS[folder] / f"{arch}_seed{seed}.jsonl")
     start = header["start"]
     assert (start["kind"], start["arch"], start["config"], start["seed"]) == (
         baseline.FINAL_RUN_KIND, arch, record["config"], seed)
@@ -554,11 +562,11 @@ def test_each_shipped_final_measurement_is_its_run_at_its_budget(name):
         record["test_wer"], record["test_per"])
 
 
-@pytest.mark.parametrize("arch, seed", FINAL_RUNS)
-def test_each_shipped_final_run_replays_within_the_tolerance(arch, seed, tmp_path):
+@pytest.mark.parametrize("folder, arch, seed", FINAL_RUNS)
+def test_each_shipped_final_run_replays_within_the_tolerance(folder, arch, seed, tmp_path):
     """The run's first 10 steps rerun within the replay tolerance (its log was made on another
     machine, so not to the bit)."""
-    header, records = g2p.read_log(baseline.FINAL / f"{arch}_seed{seed}.jsonl")
+    header, records = g2p.read_log(FOLDERS[folder] / f"{arch}_seed{seed}.jsonl")
     baseline.tune(arch, header["start"]["config"], tmp_path, steps=10, seed=seed,
                   threads=header["versions"]["threads"], progress=False, dev_eval=False, _final=True)
     _, mine = g2p.read_log(tmp_path / "log.jsonl")
