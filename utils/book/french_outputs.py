@@ -64,14 +64,14 @@ def has_words(text: str) -> bool:
 
 def french_cell(text: str) -> str:
     """A printed table's cell without words written the French way: each number by
-    ``translations.french_number`` (decimal comma, thin spaces, U+2212 for a minus), a range
-    ``9-11`` as « 9 à 11 », a bracketed list with « ; » (``translations.french_glued``), the
+    ``numbers.french_number`` (decimal comma, thin spaces, U+2212 for a minus), a range
+    ``9-11`` as « 9 à 11 », a bracketed list with « ; » (``numbers.french_glued``), the
     connectives of ``CONNECTIVES`` in French; code (``p_drop=0.1``, ``d_ff``) as printed."""
-    translations = _translations()
+    numbers = _numbers()
     stripped = text.strip()
     if not stripped or _CODE_NAME.fullmatch(stripped) or _SECTION.fullmatch(stripped):
         return text
-    glued = translations.french_glued(stripped)
+    glued = numbers.french_glued(stripped)
     if glued is not None:
         return glued
     parts = re.split(r"((?<![\w.])[A-Za-z_]\w*=[\w.+-]*)", stripped)  # settings stay as code
@@ -80,8 +80,8 @@ def french_cell(text: str) -> str:
         if i % 2:
             out.append(part)
             continue
-        part = re.sub(r"\[([^\[\]]*)\]", lambda m: translations.french_glued(m.group(0)) or m.group(0), part)
-        part = _NUMBER.sub(lambda m: _french_number(m, translations), part)
+        part = re.sub(r"\[([^\[\]]*)\]", lambda m: numbers.french_glued(m.group(0)) or m.group(0), part)
+        part = _NUMBER.sub(lambda m: _french_number(m, numbers), part)
         part = re.sub(r"(?<=[\d)]) x (?=[\d(])", "\u00a0\u00d7\u00a0", part)  # 4 × (512 × 512 + 512)
         if re.search(r"\d,\d", part):  # decimal commas: items are separated by « ; » (×0,5 ; 1 000 ; 0,1)
             part = re.sub(r"(?<=[\d%×)]), (?=[-+\u2212×(]?\d)", "\u202f; ", part)
@@ -90,16 +90,16 @@ def french_cell(text: str) -> str:
     return "".join(out)
 
 
-def _french_number(m: re.Match, translations) -> str:
+def _french_number(m: re.Match, numbers) -> str:
     """One number of a cell the French way; a factor « 5.7x » or « x0.5 » takes the sign ×."""
     text = m.group(0)[1:] if m.group("pre") else m.group(0)
     if m.group("unit") == "x":
-        return (translations.french_number(text[:-1]) or text[:-1]) + "\u00d7"
-    french = translations.french_number(text) or text
+        return (numbers.french_number(text[:-1]) or text[:-1]) + "\u00d7"
+    french = numbers.french_number(text) or text
     return "\u00d7" + french if m.group("pre") else french
 
 
-def _translations():
+def _numbers():
     """``utils.book.french_numbers``, the French way of writing one number (Sphinx loads this file
     outside the package)."""
     try:
@@ -177,7 +177,7 @@ def translate_tables(html_text: str, phrases: dict[str, str]) -> tuple[str, list
                 continue
             # as Table writes its body: no-break spaces inside each (...) group
             texts = [french(cell.get_text().strip()) for cell in cells[:1]] + [
-                _layout()._unbreakable_groups(french(cell.get_text().strip())) for cell in cells[1:]]
+                _layout().unbreakable_groups(french(cell.get_text().strip())) for cell in cells[1:]]
             width = max(len(t) for t in texts)
             for cell, text in zip(cells, texts):
                 cell.string = _pad(cell, text, width)

@@ -31,7 +31,7 @@ _ALIGN = {"left", "right", "center"}
 _GROUP = re.compile(r"\([^()]*\)")  # a bracketed group: a shape such as (1, 4, 6, 5), a pair
 
 
-def _unbreakable_groups(cell: str) -> str:
+def unbreakable_groups(cell: str) -> str:
     """The cell with no-break spaces inside each (...) group: HTML wraps between shapes, not inside one."""
     return _GROUP.sub(lambda m: m[0].replace(" ", "\u00a0"), cell)
 
@@ -86,7 +86,7 @@ class Table:
         The browser wraps long cells at their spaces, except inside a bracketed group
         (a shape such as ``(1, 4, 6, 5)`` stays on one line).
         """
-        html = self._tabulate("html", [[_unbreakable_groups(c) for c in row] for row in self.rows])
+        html = self._tabulate("html", [[unbreakable_groups(c) for c in row] for row in self.rows])
         # a space between cells, so that the page's text (search, copy, a screen reader) keeps them apart
         html = html.replace("</td><td", "</td> <td").replace("</th><th", "</th> <th")
         if self.title:
