@@ -31,8 +31,9 @@ It does what the book theme does not:
   table) from ``figures.po``, marking each figure ``lang="fr"`` so that its script writes
   numbers the French way; writes the theme's remaining English interface strings in
   French (``FRENCH_INTERFACE``); and shows the static figures' French images
-  (``french_plots.swap_images``), and the printed outputs' checker messages and named
-  tables' words in French (``french_outputs.translate_outputs``).
+  (``french_plots.swap_images``), the printed outputs' checker messages and results tables
+  in French (``french_outputs.translate_outputs``), and the citations and bibliography in
+  French (``french_citations``: « Kudo et Richardson, 2018 », « s. d. »).
 
 This is build plumbing, not course content: it is not part of the ``utils`` package
 the chapters import.
