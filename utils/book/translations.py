@@ -81,32 +81,15 @@ _UI_BUTTONS = ("data-head", "data-layer", "data-part")
 # The French way of writing one glued value (french_numbers.py, which imports nothing of the book's
 # own: french_outputs.py uses it too, and this module imports french_outputs). Re-exported here.
 try:
-    from .french_numbers import (  # noqa: F401
-        FROM_SUPERSCRIPTS,
-        MINUS,
-        NBSP,
-        NNBSP,
-        SUPERSCRIPTS,
-        french_glued,
-        french_number,
-        french_range,
-        french_scientific,
-        is_range,
-    )
+    from . import french_numbers
 except ImportError:  # loaded as a file (Sphinx, the tests' spec loader): utils/book is beside it
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    from french_numbers import (  # noqa: F401
-        FROM_SUPERSCRIPTS,
-        MINUS,
-        NBSP,
-        NNBSP,
-        SUPERSCRIPTS,
-        french_glued,
-        french_number,
-        french_range,
-        french_scientific,
-        is_range,
-    )
+    import french_numbers
+NBSP, NNBSP, MINUS = french_numbers.NBSP, french_numbers.NNBSP, french_numbers.MINUS
+SUPERSCRIPTS, FROM_SUPERSCRIPTS = french_numbers.SUPERSCRIPTS, french_numbers.FROM_SUPERSCRIPTS
+french_number, french_glued, french_scientific = (french_numbers.french_number, french_numbers.french_glued,
+                                                  french_numbers.french_scientific)
+is_range, french_range = french_numbers.is_range, french_numbers.french_range
 
 # ----------------------------------------------------------------------------- spans
 
