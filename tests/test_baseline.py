@@ -398,14 +398,14 @@ def test_a_final_run_trains_to_each_budget_resumes_and_is_measured_there(monkeyp
     assert baseline.final_steps("transformer") == [9_000, 18_000, 36_000]
 
 
-def _fake_final(folder, arch, seed, steps, wrong_every, dev_loss):
+def _fake_final(folder, arch, seed, steps, wrong_every, dev_loss, config=1):
     """A final run's measurement in ``folder``: every ``wrong_every``-th test word given a wrong phone."""
     lexicon = g2p.load_lexicon()["test"]
     words = list(lexicon)
     outputs = [" ".join(lexicon[w][0] if i % wrong_every else ["ZH"] + lexicon[w][0][1:]) for i, w in enumerate(words)]
     refs = [lexicon[w] for w in words]
     hyps = [o.split() for o in outputs]
-    record = dict(kind=baseline.FINAL_KIND, arch=arch, seed=seed, step=steps, words=words, outputs=outputs,
+    record = dict(kind=baseline.FINAL_KIND, arch=arch, config=config, seed=seed, step=steps, words=words, outputs=outputs,
                   test_wer=g2p.wer(hyps, refs), test_per=g2p.per(hyps, refs), dev_loss=dev_loss, flops=10 * steps)
     (folder / baseline.final_path(arch, seed, steps).name).write_text(json.dumps(record))
 
@@ -431,6 +431,38 @@ def test_budget_comparison_reads_the_seeds_shipped_at_one_budget(tmp_path):
         baseline.budget_comparison(3, tmp_path)
     with pytest.raises(ValueError, match="no final run is measured at 2x"):
         baseline.budget_comparison(2, tmp_path)
+
+
+def test_whole_grid_comparison_pairs_the_new_choice_with_the_same_seeds_and_the_other_model(tmp_path):
+    """The whole-grid runs against the first half's runs of the same seeds (not the others), and the
+    other model against the whole-grid runs; it refuses what cannot be compared."""
+    whole, base = tmp_path / "whole", tmp_path / "base"
+    whole.mkdir(), base.mkdir()
+    for seed, every in enumerate((5, 6, 7)):
+        _fake_final(base, "recurrent", seed, 9_500, every, 0.9)
+    _fake_final(base, "transformer", 0, 9_000, 3, 0.8)
+    _fake_final(base, "transformer", 1, 9_000, 4, 0.8)
+    with pytest.raises(ValueError, match="holds no final run of recurrent at 0.5x"):
+        baseline.whole_grid_comparison(0.5, folder=whole, base=base, resamples=20)
+    _fake_final(whole, "recurrent", 1, 9_500, 9, 0.7, config=5)
+    c = baseline.whole_grid_comparison(0.5, folder=whole, base=base, resamples=50)
+    w, f, o = c["whole"], c["first"], c["other"]
+    assert (w["seeds"], w["config"], f["seeds"], o["seeds"]) == ([1], [5], [0, 1, 2], [0, 1])
+    gaps = {(k, m): c[k][m]["gap"] for k in ("against_first", "against_other") for m in ("WER", "PER")}
+    assert gaps["against_first", "WER"] == pytest.approx(w["test_wer"][0] - f["test_wer"][1])  # seed 1 with seed 1
+    assert gaps["against_first", "PER"] == pytest.approx(w["test_per"][0] - f["test_per"][1])
+    assert gaps["against_other", "WER"] == pytest.approx(sum(o["test_wer"]) / 2 - w["test_wer"][0])
+    assert gaps["against_first", "WER"] < 0 < gaps["against_other", "WER"]
+    with pytest.raises(ValueError, match="budget must be one of"):
+        baseline.whole_grid_comparison(3, folder=whole, base=base)
+    with pytest.raises(ValueError, match="arch must be one of"):
+        baseline.whole_grid_comparison(0.5, arch="lstm", folder=whole, base=base)
+    _fake_final(whole, "recurrent", 1, 9_500, 9, 0.7, config=1)  # the first half's configuration
+    with pytest.raises(ValueError, match="differs from the first half"):
+        baseline.whole_grid_comparison(0.5, folder=whole, base=base, resamples=20)
+    _fake_final(whole, "recurrent", 3, 9_500, 9, 0.7, config=5)  # a seed the first half has not run
+    with pytest.raises(ValueError, match=r"for seeds \[1, 3\]"):
+        baseline.whole_grid_comparison(0.5, folder=whole, base=base, resamples=20)
 
 
 def test_the_tune_command(monkeypatch, tmp_path):

@@ -970,33 +970,92 @@ def budget_comparison(budget: float, folder=None, resamples: int = 10_000, seed:
     if budget not in FINAL_BUDGETS:
         raise ValueError(f"budget must be one of {FINAL_BUDGETS}, got {budget!r}")
     folder = FINAL if folder is None else pathlib.Path(folder)
-    lexicon = g2p.cached_lexicon()["test"]
     models, scored, words = {}, {}, None
     for arch in g2p.ARCHS:
-        steps = int(budget * STEPS[arch])
-        found = sorted(int(p.name[len(f"{arch}_seed"):].split("@")[0])
-                       for p in folder.glob(f"{arch}_seed*@{steps}.json"))
-        if not found:
-            continue
-        runs = [load_final(arch, k, steps, folder) for k in found]
-        for r in runs:
-            if words is None:
-                words = r["words"]
-            elif r["words"] != words:
-                raise ValueError(f"{arch} seed {r['seed']} at step {steps:,} scores other test words than the first run")
-        m = dict(steps=steps, seeds=found, flops=[r["flops"] for r in runs])
-        for name in ("test_wer", "test_per", "dev_loss"):
-            m[name] = [r[name] for r in runs]
-            if len(runs) > 1:
-                m[f"{name}_interval"] = mean_interval(m[name])
-        models[arch] = m
-        scored[arch] = [word_errors(r["outputs"], [lexicon[w] for w in r["words"]]) for r in runs]
+        m, scored_arch, words = _measured(arch, budget, folder, words)
+        if m is not None:
+            models[arch], scored[arch] = m, scored_arch
     if not models:
         raise ValueError(f"no final run is measured at {budget:g}x the budget in {folder}: run `python -m "
                          "utils.experiments.baseline final --arch ARCH --seed K --workdir W`")
     both = set(scored) == set(g2p.ARCHS)
     boot = bootstrap_wer_per(scored["transformer"], scored["recurrent"], resamples, seed) if both else None
     return dict(budget=budget, models=models, bootstrap=boot)
+
+
+def _measured(arch, budget, folder, words=None, seeds=None):
+    """(summary, word_errors per seed, words) of ``arch``'s final runs at ``budget`` in ``folder``
+    (those of ``seeds`` only, when given); (None, None, words) when there are none. ``words``: the
+    test words every run must score (None: the first run's)."""
+    steps = int(budget * STEPS[arch])
+    found = sorted(int(p.name[len(f"{arch}_seed"):].split("@")[0]) for p in folder.glob(f"{arch}_seed*@{steps}.json"))
+    found = [k for k in found if seeds is None or k in seeds]
+    if not found:
+        return None, None, words
+    runs = [load_final(arch, k, steps, folder) for k in found]
+    for r in runs:
+        if words is None:
+            words = r["words"]
+        elif r["words"] != words:
+            raise ValueError(f"{arch} seed {r['seed']} at step {steps:,} in {folder} scores other test words than "
+                             "the first run")
+    m = dict(steps=steps, seeds=found, config=[r["config"] for r in runs], flops=[r["flops"] for r in runs])
+    for name in ("test_wer", "test_per", "dev_loss"):
+        m[name] = [r[name] for r in runs]
+        if len(runs) > 1:
+            m[f"{name}_interval"] = mean_interval(m[name])
+    lexicon = g2p.cached_lexicon()["test"]
+    return m, [word_errors(r["outputs"], [lexicon[w] for w in r["words"]]) for r in runs], words
+
+
+def whole_grid_comparison(budget: float, arch: str = "recurrent", folder=None, base=None, resamples: int = 10_000,
+                          seed: int = 0) -> dict:
+    """Issue 59's reading at one budget: ``arch``'s final runs of its choice over the whole grid
+    (in ``folder``, default ``FINAL_WHOLE_GRID``) against its final runs of the first half's choice
+    (in ``base``, default ``FINAL``), and the other model's runs in ``base`` against each.
+
+    Returns:
+        dict(budget, arch, whole: the summary of the whole-grid runs (as a model of
+        ``budget_comparison``, plus ``config``: one per seed), first: the same for the first
+        half's runs of every seed in ``base``, other: the other model's in ``base``,
+        against_first: ``bootstrap_wer_per`` of the whole-grid runs against the first half's
+        runs of the same seeds (gap = whole-grid minus first-half; both lists hold the same
+        seeds, so the words are paired and the seeds matched, but the seeds' own spread is not
+        in the interval), against_other: ``bootstrap_wer_per`` of the Transformer against the
+        recurrent model, every seed of each, with ``arch``'s whole-grid runs in place of its
+        first half's (gap = Transformer minus recurrent, as ``budget_comparison``)).
+
+    Raises:
+        ValueError: ``budget`` not one of ``FINAL_BUDGETS``; ``arch`` unknown; no whole-grid run of
+            ``arch`` at that budget in ``folder``, or no first-half run of its seeds or no run of
+            the other model in ``base``; the whole-grid runs hold the first half's configuration;
+            runs that score other test words; as ``load_final``.
+    """
+    if budget not in FINAL_BUDGETS:
+        raise ValueError(f"budget must be one of {FINAL_BUDGETS}, got {budget!r}")
+    if arch not in g2p.ARCHS:
+        raise ValueError(f"arch must be one of {g2p.ARCHS}, got {arch!r}")
+    folder = FINAL_WHOLE_GRID if folder is None else pathlib.Path(folder)
+    base = FINAL if base is None else pathlib.Path(base)
+    whole, scored_whole, words = _measured(arch, budget, folder)
+    if whole is None:
+        raise ValueError(f"{folder} holds no final run of {arch} at {budget:g}x the budget: run `python -m "
+                         f"utils.experiments.baseline final --arch {arch} --seed K --workdir W`")
+    first, scored_first, words = _measured(arch, budget, base, words)
+    paired, scored_paired, words = _measured(arch, budget, base, words, seeds=whole["seeds"])
+    other_arch = next(a for a in g2p.ARCHS if a != arch)
+    other, scored_other, words = _measured(other_arch, budget, base, words)
+    if paired is None or paired["seeds"] != whole["seeds"] or other is None:
+        raise ValueError(f"{base} must hold the first half's runs of {arch} for seeds {whole['seeds']} and runs of "
+                         f"{other_arch}, at {budget:g}x the budget")
+    if set(whole["config"]) & set(first["config"]):
+        raise ValueError(f"the runs in {folder} hold configuration {whole['config']}, the first half's runs in {base} "
+                         f"{first['config']}: a whole-grid choice differs from the first half's")
+    against_first = bootstrap_wer_per(scored_whole, scored_paired, resamples, seed)
+    pair = {arch: scored_whole, other_arch: scored_other}
+    against_other = bootstrap_wer_per(pair["transformer"], pair["recurrent"], resamples, seed)
+    return dict(budget=budget, arch=arch, whole=whole, first=first, other=other, against_first=against_first,
+                against_other=against_other)
 
 
 def _add_tune_parser(sub):
