@@ -983,13 +983,12 @@ def budget_comparison(budget: float, folder=None, resamples: int = 10_000, seed:
     return dict(budget=budget, models=models, bootstrap=boot)
 
 
-def _measured(arch, budget, folder, words=None, seeds=None):
-    """(summary, word_errors per seed, words) of ``arch``'s final runs at ``budget`` in ``folder``
-    (those of ``seeds`` only, when given); (None, None, words) when there are none. ``words``: the
-    test words every run must score (None: the first run's)."""
+def _measured(arch, budget, folder, words=None):
+    """(summary, word_errors per seed, words) of ``arch``'s final runs at ``budget`` in ``folder``;
+    (None, None, words) when there are none. ``words``: the test words every run must score (None:
+    the first run's)."""
     steps = int(budget * STEPS[arch])
     found = sorted(int(p.name[len(f"{arch}_seed"):].split("@")[0]) for p in folder.glob(f"{arch}_seed*@{steps}.json"))
-    found = [k for k in found if seeds is None or k in seeds]
     if not found:
         return None, None, words
     runs = [load_final(arch, k, steps, folder) for k in found]
@@ -1042,15 +1041,15 @@ def whole_grid_comparison(budget: float, arch: str = "recurrent", folder=None, b
         raise ValueError(f"{folder} holds no final run of {arch} at {budget:g}x the budget: run `python -m "
                          f"utils.experiments.baseline final --arch {arch} --seed K --workdir W`")
     first, scored_first, words = _measured(arch, budget, base, words)
-    paired, scored_paired, words = _measured(arch, budget, base, words, seeds=whole["seeds"])
     other_arch = next(a for a in g2p.ARCHS if a != arch)
     other, scored_other, words = _measured(other_arch, budget, base, words)
-    if paired is None or paired["seeds"] != whole["seeds"] or other is None:
+    if first is None or not set(whole["seeds"]) <= set(first["seeds"]) or other is None:
         raise ValueError(f"{base} must hold the first half's runs of {arch} for seeds {whole['seeds']} and runs of "
                          f"{other_arch}, at {budget:g}x the budget")
     if set(whole["config"]) & set(first["config"]):
         raise ValueError(f"the runs in {folder} hold configuration {whole['config']}, the first half's runs in {base} "
                          f"{first['config']}: a whole-grid choice differs from the first half's")
+    scored_paired = [scored_first[first["seeds"].index(k)] for k in whole["seeds"]]  # the same seeds, in order
     against_first = bootstrap_wer_per(scored_whole, scored_paired, resamples, seed)
     pair = {arch: scored_whole, other_arch: scored_other}
     against_other = bootstrap_wer_per(pair["transformer"], pair["recurrent"], resamples, seed)
